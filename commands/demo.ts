@@ -1,0 +1,30 @@
+import { createKey } from '../src/accounts/keys.js'
+import { createOrganization, findOrganization } from '../src/accounts/orgs.js'
+import { SvcCommand } from '../src/cli/baseCommand.js'
+import { runServerUntilSignalled } from '../src/cli/runServer.js'
+import { serveFlags, serveOverrides } from '../src/cli/serveFlags.js'
+import { openDatabase } from '../src/db/open.js'
+
+export default class Demo extends SvcCommand {
+  static override description =
+    'Bring the appliance up on the bundled demo data: database, demo organization, a fresh key (printed), server'
+  static override enableJsonFlag = false
+  static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --port 9000 --db /tmp/demo.db']
+  static override flags = serveFlags
+
+  async run() {
+    const { flags } = await this.parse(Demo)
+    const config = this.resolveConfig(serveOverrides(flags))
+    const db = openDatabase(config.db)
+    try {
+      if (!findOrganization(db, 'demo')) createOrganization(db, { slug: 'demo', name: 'Demo organization' })
+      const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
+      this.log(`Database ${config.db} is ready; demo organization "demo".`)
+      this.log(`API key (shown once):\n\n  ${key.key}\n`)
+      this.log(`Try: curl -H "Authorization: Bearer ${key.key}" ${config.baseUrl}/v1/fhir/r4/metadata\n`)
+    } finally {
+      db.close()
+    }
+    await runServerUntilSignalled(config, (line) => this.log(line))
+  }
+}

@@ -1,0 +1,3 @@
+import { publisherToggle } from '../../src/cli/publisherToggle.js'
+
+export default publisherToggle(false)

@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto'
+import type { Db } from '../db/open.js'
+import { displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
+import { AccountError, requireOrganization } from './orgs.js'
+import type { Plan } from './plans.js'
+
+export interface ApiKeyRecord {
+  id: string
+  org: string
+  name: string | null
+  prefix: string
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+export interface CreatedKey {
+  id: string
+  /** The secret: returned once, never stored. */
+  key: string
+  org: string
+  name: string | null
+  createdAt: string
+}
+
+/** What a request learns from its key: who it is and what its plan allows. */
+export interface KeyOwner {
+  keyId: string
+  orgId: number
+  orgSlug: string
+  plan: Plan
+}
+
+export function createKey(db: Db, input: { org: string; name?: string }, now: number = Date.now()): CreatedKey {
+  const org = requireOrganization(db, input.org)
+  const key = generateSecret()
+  const id = `key_${randomBytes(8).toString('hex')}`
+  const createdAt = new Date(now).toISOString()
+  db.prepare(
+    `INSERT INTO api_keys (id, org_id, name, display_prefix, secret_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(id, org.id, input.name ?? null, displayPrefix(key), hashSecret(key), createdAt)
+  return { id, key, org: org.slug, name: input.name ?? null, createdAt }
+}
+
+export function listKeys(db: Db, org?: string): ApiKeyRecord[] {
+  const orgFilter = org === undefined ? '' : 'WHERE o.id = ?'
+  const statement = db.prepare(
+    `SELECT k.id, o.slug AS org, k.name, k.display_prefix AS prefix, k.created_at AS createdAt,
+            k.last_used_at AS lastUsedAt, k.revoked_at AS revokedAt
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id ${orgFilter}
+      ORDER BY k.created_at, k.id`,
+  )
+  const rows = org === undefined ? statement.all() : statement.all(requireOrganization(db, org).id)
+  return rows as ApiKeyRecord[]
+}
+
+export function revokeKey(db: Db, id: string, now: number = Date.now()): ApiKeyRecord {
+  const result = db
+    .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+    .run(new Date(now).toISOString(), id)
+  const record = listKeys(db).find((key) => key.id === id)
+  if (!record) throw new AccountError(`No key "${id}"; see \`svc keys list\``)
+  if (result.changes === 0) throw new AccountError(`Key "${id}" was already revoked at ${record.revokedAt}`)
+  return record
+}
+
+/** Returns a lookup bound to one connection; the statement is prepared once. Revocation is seen at once. */
+export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
+  const statement = db.prepare(
+    `SELECT k.id AS keyId, o.id AS orgId, o.slug AS orgSlug, p.id AS planId, p.name AS planName,
+            p.monthly_limit AS monthlyLimit, p.minute_limit AS minuteLimit, p.blocks_past_month AS blocksPastMonth
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.id = o.plan_id
+      WHERE k.secret_sha256 = ? AND k.revoked_at IS NULL`,
+  )
+  return (key) => {
+    const row = statement.get(hashSecret(key)) as
+      | (Omit<KeyOwner, 'plan'> & {
+          planId: string
+          planName: string
+          monthlyLimit: number
+          minuteLimit: number
+          blocksPastMonth: number
+        })
+      | undefined
+    if (!row) return undefined
+    return {
+      keyId: row.keyId,
+      orgId: row.orgId,
+      orgSlug: row.orgSlug,
+      plan: {
+        id: row.planId,
+        name: row.planName,
+        monthlyLimit: row.monthlyLimit,
+        minuteLimit: row.minuteLimit,
+        blocksPastMonth: row.blocksPastMonth === 1,
+      },
+    }
+  }
+}

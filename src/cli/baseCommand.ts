@@ -1,0 +1,58 @@
+import { Command, Flags, type Interfaces } from '@oclif/core'
+import { AccountError } from '../accounts/orgs.js'
+import { type Config, ConfigError, type ConfigOverrides, resolveConfig } from '../config.js'
+import { type Db, openDatabase } from '../db/open.js'
+import { PublisherError } from '../scheduling/publishers.js'
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof SvcCommand)['baseFlags'] & T['flags']>
+
+/** Errors a user can fix; shown as one line without a stack trace. */
+const USER_ERRORS = [ConfigError, AccountError, PublisherError]
+
+/** Flags every command shares, config resolution, and the store; subcommands only parse, call src/ and print. */
+export abstract class SvcCommand extends Command {
+  static override enableJsonFlag = true
+  static override baseFlags = {
+    db: Flags.string({ description: 'SQLite database file (env SVC_DB; default ./data/svc.db)', helpGroup: 'GLOBAL' }),
+    config: Flags.string({
+      description: 'JSON config file (env SVC_CONFIG; default ./svc.config.json when present)',
+      helpGroup: 'GLOBAL',
+    }),
+  }
+
+  #db: Db | undefined
+
+  protected resolveConfig(overrides: ConfigOverrides): Config {
+    return resolveConfig(overrides)
+  }
+
+  protected async openStore(flags: { db?: string; config?: string }): Promise<{ db: Db; config: Config }> {
+    const config = this.resolveConfig({ db: flags.db, config: flags.config })
+    this.#db = openDatabase(config.db)
+    return { db: this.#db, config }
+  }
+
+  protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
+    if (USER_ERRORS.some((type) => error instanceof type)) this.error(error.message, { exit: 2 })
+    return super.catch(error)
+  }
+
+  protected override async finally(error: Error | undefined): Promise<unknown> {
+    this.#db?.close()
+    return super.finally(error)
+  }
+}
+
+/** Fixed-width text table for human output. */
+export function formatTable(rows: Record<string, unknown>[], columns: string[]): string {
+  const text = (value: unknown) => (value === null || value === undefined ? '-' : String(value))
+  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => text(row[column]).length)))
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, index) => cell.padEnd(widths[index] ?? 0))
+      .join('  ')
+      .trimEnd()
+  return [line(columns.map((column) => column.toUpperCase())), ...rows.map((row) => line(columns.map((c) => text(row[c]))))].join(
+    '\n',
+  )
+}

@@ -1,0 +1,55 @@
+import Koa from 'koa'
+import compress from 'koa-compress'
+import { keyOwnerLookup } from '../accounts/keys.js'
+import { UsageCounter } from '../accounts/usage.js'
+import type { Services } from '../api/endpoint.js'
+import { allEndpoints } from '../api/registry.js'
+import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Db } from '../db/open.js'
+import { RequestLog } from '../stats/requestLog.js'
+import { authenticate } from './middleware/authenticate.js'
+import { enforceLimits } from './middleware/enforceLimits.js'
+import { negotiate } from './middleware/negotiate.js'
+import { renderErrors } from './middleware/renderErrors.js'
+import { requestContext } from './middleware/requestContext.js'
+import { dispatch, Routes } from './routes.js'
+import type { RequestState } from './state.js'
+
+export interface AppOptions {
+  db: Db
+  config: Config
+  clock: Clock
+  /** Where unexpected faults are reported (never with request secrets). */
+  onInternalError?: (error: unknown) => void
+  requestLog?: { flushEveryMs?: number }
+}
+
+export interface App {
+  koa: Koa<RequestState>
+  routes: Routes
+  requestLog: RequestLog
+}
+
+/** request id → compress → errors → negotiate → auth → limits → dispatch, as ARCHITECTURE.md draws it. */
+export function createApp(options: AppOptions): App {
+  const { db, config, clock } = options
+  const routes = new Routes(allEndpoints())
+  const services: Services = { db, config, clock, routes }
+  const usage = new UsageCounter(db, clock)
+  const requestLog = new RequestLog(db, clock, options.requestLog)
+  const koa = new Koa<RequestState>()
+  koa.use(requestContext({ usage, log: requestLog, clock }))
+  koa.use(compress({ br: false, deflate: false, gzip: { level: 6 }, threshold: 1024 }))
+  koa.use(
+    renderErrors({
+      docsUrl: config.docsUrl,
+      onInternalError: options.onInternalError ?? ((error) => console.error('internal error:', error)),
+    }),
+  )
+  koa.use(negotiate())
+  koa.use(authenticate({ realm: new URL(config.baseUrl).host, lookup: keyOwnerLookup(db) }))
+  koa.use(enforceLimits({ usage, clock, dashboardUrl: config.dashboardUrl }))
+  koa.use(dispatch(routes, services))
+  return { koa, routes, requestLog }
+}

@@ -1,0 +1,61 @@
+import type { Middleware } from 'koa'
+import { checkKeyShape, KEY_PREFIX } from '../../accounts/keyFormat.js'
+import type { KeyOwner } from '../../accounts/keys.js'
+import { ApiError } from '../errors.js'
+import type { RequestState } from '../state.js'
+
+export const requiresKey = (path: string) => path === '/v1' || path.startsWith('/v1/')
+
+type Credential = { sent: false } | { sent: true; key: string } | { sent: true; problem: string }
+
+function readCredential(authorization: string, apiKeyHeader: string): Credential {
+  if (authorization !== '') {
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)
+    if (!match?.[1]) return { sent: true, problem: 'the Authorization header must be "Bearer <API key>"' }
+    return { sent: true, key: match[1] }
+  }
+  if (apiKeyHeader !== '') return { sent: true, key: apiKeyHeader.trim() }
+  return { sent: false }
+}
+
+const SHAPE_PROBLEMS = {
+  'wrong-prefix': `it does not start with ${KEY_PREFIX}`,
+  malformed: 'it does not have the length or characters of a key; check it was copied whole',
+  'bad-checksum': 'its checksum does not match, so it was probably mistyped or truncated',
+} as const
+
+/**
+ * Every path under /v1 needs a key. A key whose shape or checksum is wrong is refused without a store
+ * read; a well-formed one is looked up by its SHA-256 hash, so revocation is seen at once by every process.
+ */
+export function authenticate(deps: {
+  realm: string
+  lookup: (key: string) => KeyOwner | undefined
+}): Middleware<RequestState> {
+  const challenge = `Bearer realm="${deps.realm}"`
+  const unauthorized = (detail: string, sent: boolean) =>
+    new ApiError(401, {
+      detail,
+      headers: { 'WWW-Authenticate': sent ? `${challenge}, error="invalid_token"` : challenge },
+    })
+
+  return async (ctx, next) => {
+    if (!requiresKey(ctx.path)) return next()
+    const credential = readCredential(ctx.get('Authorization'), ctx.get('x-api-key'))
+    if (!credential.sent) {
+      throw unauthorized(
+        'No API key was sent. Send it as "Authorization: Bearer <API key>" or in the x-api-key header.',
+        false,
+      )
+    }
+    if ('problem' in credential) throw unauthorized(`The API key is not recognised: ${credential.problem}.`, true)
+    const shape = checkKeyShape(credential.key)
+    if (shape !== 'well-formed') {
+      throw unauthorized(`The API key is not recognised: ${SHAPE_PROBLEMS[shape]}.`, true)
+    }
+    const owner = deps.lookup(credential.key)
+    if (!owner) throw unauthorized('The API key is not recognised: it is unknown or has been revoked.', true)
+    ctx.state.owner = owner
+    await next()
+  }
+}

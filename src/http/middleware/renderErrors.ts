@@ -1,0 +1,43 @@
+import type { Middleware } from 'koa'
+import { isStoreUnavailable } from '../../db/open.js'
+import {
+  ApiError,
+  FHIR_CONTENT_TYPE,
+  operationOutcome,
+  PROBLEM_CONTENT_TYPE,
+  problemBody,
+  toApiError,
+} from '../errors.js'
+import type { RequestState } from '../state.js'
+
+/** Seconds a caller should wait when the store is momentarily unreadable (locked, being replaced). */
+export const STORE_RETRY_AFTER_SECONDS = 2
+
+export function storeUnavailable(): ApiError {
+  return new ApiError(503, {
+    detail: 'The data store cannot be read at the moment; this says nothing about the request. Retry after the time in Retry-After.',
+    fhirCode: 'transient',
+    headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
+  })
+}
+
+/** Renders every failure below it in the shape of its base: problem+json or OperationOutcome. */
+export function renderErrors(options: { docsUrl: string; onInternalError: (error: unknown) => void }): Middleware<RequestState> {
+  return async (ctx, next) => {
+    try {
+      await next()
+    } catch (thrown) {
+      const error = isStoreUnavailable(thrown) ? storeUnavailable() : toApiError(thrown)
+      if (error.status === 500) options.onInternalError(thrown)
+      ctx.status = error.status
+      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
+      if (ctx.state.shape === 'fhir') {
+        ctx.type = FHIR_CONTENT_TYPE
+        ctx.body = JSON.stringify(operationOutcome(error))
+      } else {
+        ctx.type = PROBLEM_CONTENT_TYPE
+        ctx.body = JSON.stringify(problemBody(error, options.docsUrl, ctx.state.requestId))
+      }
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto'
+import type { Middleware } from 'koa'
+import type { UsageCounter } from '../../accounts/usage.js'
+import type { Clock } from '../../clock.js'
+import type { RequestLog } from '../../stats/requestLog.js'
+import type { RequestState } from '../state.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Answers that do not count against a plan: the caller was not served (5xx), not known (401) or refused (429). */
+export const isUncounted = (status: number) => status >= 500 || status === 401 || status === 429
+
+/**
+ * Outermost: gives every response its request id (and echoes a caller's UUID), refunds usage for
+ * answers that must not count, and records the request once its response has gone out.
+ */
+export function requestContext(deps: { usage: UsageCounter; log: RequestLog; clock: Clock }): Middleware<RequestState> {
+  return async (ctx, next) => {
+    const startedAt = deps.clock()
+    const started = performance.now()
+    const requestId = randomUUID()
+    ctx.state.requestId = requestId
+    ctx.set('X-Request-Id', requestId)
+    const callerId = ctx.get('X-Request-Id')
+    if (UUID.test(callerId)) ctx.set('X-Correlation-Id', callerId)
+    const socket = ctx.req.socket
+    const bytesBefore = socket.bytesWritten
+
+    ctx.res.once('close', () => {
+      deps.log.record({
+        requestId,
+        at: startedAt,
+        orgId: ctx.state.owner?.orgId ?? null,
+        keyId: ctx.state.owner?.keyId ?? null,
+        method: ctx.method,
+        path: ctx.path.slice(0, 2048),
+        route: (ctx as { _matchedRoute?: string })._matchedRoute ?? null,
+        status: ctx.status,
+        durationMs: performance.now() - started,
+        bytes: socket.bytesWritten - bytesBefore,
+      })
+    })
+
+    try {
+      await next()
+    } finally {
+      const reservation = ctx.state.reservation
+      if (reservation && isUncounted(ctx.status)) {
+        try {
+          deps.usage.refund(reservation)
+        } catch {
+          // The store failed again: the request stays counted, which errs on the caller's side only once.
+        }
+      }
+    }
+  }
+}

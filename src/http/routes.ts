@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto'
+import { type Layer, Router } from '@koa/router'
+import type { Context, Middleware } from 'koa'
+import { type Endpoint, type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
+import { readJsonBody } from './body.js'
+import { ApiError, errorShapeFor } from './errors.js'
+import type { RequestState } from './state.js'
+
+export type Resolution =
+  | { kind: 'endpoint'; endpoint: Endpoint; pathParams: Record<string, string> }
+  | { kind: 'method-not-allowed'; allow: string[] }
+  | { kind: 'not-found' }
+
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'OPTIONS']
+
+/** The endpoint table, matched by @koa/router; shared by HTTP routing and the FHIR batch dispatcher. */
+export class Routes {
+  readonly #router = new Router()
+  readonly #endpoints = new Map<Layer, Endpoint>()
+  readonly #documents = new Map<string, unknown>()
+
+  constructor(readonly endpoints: readonly Endpoint[]) {
+    for (const endpoint of endpoints) {
+      const layer = this.#router.register(endpoint.path, [endpoint.method], () => undefined) as Layer
+      this.#endpoints.set(layer, endpoint)
+    }
+  }
+
+  /** Documents derived from the table (OpenAPI, CapabilityStatement) are built once per table. */
+  document<T>(name: string, build: (endpoints: readonly Endpoint[]) => T): T {
+    if (!this.#documents.has(name)) this.#documents.set(name, build(this.endpoints))
+    return this.#documents.get(name) as T
+  }
+
+  resolve(method: string, path: string): Resolution {
+    const match = this.#router.match(path, method)
+    const layer = match.pathAndMethod.find((candidate) => this.#endpoints.has(candidate))
+    if (layer) {
+      const endpoint = this.#endpoints.get(layer) as Endpoint
+      return { kind: 'endpoint', endpoint, pathParams: layer.params(path, layer.captures(path), {}) }
+    }
+    if (match.path.length === 0) return { kind: 'not-found' }
+    const methods = new Set(match.path.flatMap((candidate) => candidate.methods))
+    methods.add('OPTIONS')
+    return { kind: 'method-not-allowed', allow: METHOD_ORDER.filter((name) => methods.has(name)) }
+  }
+}
+
+export function notFound(path: string): ApiError {
+  const base = errorShapeFor(path) === 'fhir' ? 'on the FHIR base' : 'here'
+  return new ApiError(404, { detail: `Nothing is served ${base} at ${path}; see /openapi.json for every path.` })
+}
+
+export function methodNotAllowed(method: string, allow: string[]): ApiError {
+  return new ApiError(405, {
+    detail: `${method} is not allowed on this path; allowed methods: ${allow.join(', ')}.`,
+    headers: { Allow: allow.join(', ') },
+  })
+}
+
+function strongEtag(bytes: string): string {
+  return `"${createHash('sha256').update(bytes).digest('base64url')}"`
+}
+
+function render(ctx: Context & { state: RequestState }, response: EndpointResponse): void {
+  ctx.status = response.status ?? 200
+  for (const [name, value] of Object.entries(response.headers ?? {})) ctx.set(name, value)
+  const bytes = response.contentType ? String(response.body) : JSON.stringify(response.body)
+  ctx.type = response.contentType ?? ctx.state.mediaType
+  if (response.etag) {
+    ctx.set('ETag', strongEtag(bytes))
+    if (ctx.fresh) {
+      ctx.status = 304
+      return
+    }
+  }
+  ctx.body = bytes
+}
+
+const NEVER_ABORTED = new AbortController().signal
+
+/** Dispatches a request to its endpoint; answers 404, 405 with Allow, and OPTIONS 204 with Allow. */
+export function dispatch(routes: Routes, services: Services): Middleware<RequestState> {
+  return async (ctx) => {
+    const resolution = routes.resolve(ctx.method, ctx.path)
+    if (resolution.kind === 'not-found') throw notFound(ctx.path)
+    if (resolution.kind === 'method-not-allowed') {
+      if (ctx.method === 'OPTIONS') {
+        ctx.set('Allow', resolution.allow.join(', '))
+        ctx.status = 204
+        return
+      }
+      throw methodNotAllowed(ctx.method, resolution.allow)
+    }
+    const { endpoint, pathParams } = resolution
+    ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
+    const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
+    const response = await invokeEndpoint(
+      endpoint,
+      {
+        query: ctx.URL.searchParams,
+        pathParams,
+        body,
+        owner: ctx.state.owner,
+        requestId: ctx.state.requestId,
+        signal: NEVER_ABORTED,
+      },
+      services,
+    )
+    render(ctx, response)
+  }
+}

@@ -1,0 +1,46 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Clock } from '../clock.js'
+import { type Config, withBoundPort } from '../config.js'
+import { type Db, openDatabase } from '../db/open.js'
+import { createApp } from './app.js'
+
+export interface RunningServer {
+  url: string
+  port: number
+  server: Server
+  db: Db
+  close(): Promise<void>
+}
+
+/** Opens the store, starts the app on config.host:config.port and returns a handle that closes both. */
+export async function startServer(
+  config: Config,
+  clock: Clock,
+  options: { requestLogFlushMs?: number } = {},
+): Promise<RunningServer> {
+  const db = openDatabase(config.db)
+  // Listen before building the app so links derived from a port-0 config name the bound port.
+  const server = createServer()
+  server.listen(config.port, config.host)
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  const effective = withBoundPort(config, port)
+  const app = createApp({ db, config: effective, clock, requestLog: { flushEveryMs: options.requestLogFlushMs } })
+  app.requestLog.start()
+  server.on('request', app.koa.callback())
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    server,
+    db,
+    async close() {
+      server.closeIdleConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      app.requestLog.stop()
+      db.close()
+    },
+  }
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Suites start real servers and processes on one SQLite file each; two cores are shared.
+    maxWorkers: 2,
+  },
+})
