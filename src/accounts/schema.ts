@@ -38,7 +38,7 @@ export const ACCOUNTS_MIGRATIONS: Migration[] = [
       );
       CREATE INDEX api_keys_org ON api_keys(org_id);
 
-      -- period: 'm:<unix minute>' or 'M:<YYYY-MM>'
+      -- period: 'm:<unix minute>' or 'M:<YYYY-MM>' (case matters: compare with GLOB, not LIKE)
       CREATE TABLE usage_counters (
         org_id INTEGER NOT NULL,
         period TEXT NOT NULL,

@@ -101,6 +101,6 @@ export class UsageCounter {
 export function pruneMinuteCounters(db: Db, now: number): number {
   const keepFrom = Math.floor(now / 60_000) - 60
   return db
-    .prepare("DELETE FROM usage_counters WHERE period LIKE 'm:%' AND CAST(substr(period, 3) AS INTEGER) < ?")
+    .prepare("DELETE FROM usage_counters WHERE period GLOB 'm:*' AND CAST(substr(period, 3) AS INTEGER) < ?")
     .run(keepFrom).changes
 }

@@ -18,9 +18,9 @@ export interface RunningServer {
 export async function startServer(
   config: Config,
   clock: Clock,
-  options: { requestLogFlushMs?: number } = {},
+  options: { requestLogFlushMs?: number; busyTimeoutMs?: number } = {},
 ): Promise<RunningServer> {
-  const db = openDatabase(config.db)
+  const db = openDatabase(config.db, { busyTimeoutMs: options.busyTimeoutMs })
   // Listen before building the app so links derived from a port-0 config name the bound port.
   const server = createServer()
   server.listen(config.port, config.host)

@@ -32,12 +32,14 @@ export interface TestResponse {
 export const DEFAULT_NOW = '2026-11-21T10:00:30.000Z'
 
 /** A real server on a loopback port over a fresh SQLite file in a temp dir, with an injected clock. */
-export async function startTestServer(options: { plan?: string; now?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { plan?: string; now?: string; env?: NodeJS.ProcessEnv; busyTimeoutMs?: number } = {},
+): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const dbPath = join(dir, 'svc.db')
   const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, options.env ?? {})
   let now = Date.parse(options.now ?? DEFAULT_NOW)
-  const server = await startServer(config, () => now, { requestLogFlushMs: 20 })
+  const server = await startServer(config, () => now, { requestLogFlushMs: 20, busyTimeoutMs: options.busyTimeoutMs })
   createOrganization(server.db, { slug: 'acme', name: 'Acme', plan: options.plan ?? 'developer' })
   const { key } = createKey(server.db, { org: 'acme' })
 

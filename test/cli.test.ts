@@ -1,0 +1,85 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { checkKeyShape, KEY_PREFIX } from '../src/accounts/keyFormat.js'
+import { runCli, runCliJson } from './support/cli.js'
+
+let dir: string
+let env: Record<string, string>
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-cli-'))
+  env = { SVC_DB: join(dir, 'svc.db') }
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('svc orgs and keys', () => {
+  it('creates organizations on Developer by default and changes plans', async () => {
+    const org = await runCliJson(['orgs', 'create', 'acme-health', '--name', 'Acme Health'], env)
+    expect(org).toMatchObject({ slug: 'acme-health', name: 'Acme Health', plan: 'developer' })
+    await runCliJson(['orgs', 'set-plan', 'acme-health', 'team'], env)
+    const list = await runCliJson<{ slug: string; plan: string }[]>(['orgs', 'list'], env)
+    expect(list).toEqual([expect.objectContaining({ slug: 'acme-health', plan: 'team' })])
+  })
+
+  it('prints a key once as {id,key,org,name,createdAt} and lists only its prefix', async () => {
+    const created = await runCliJson(['keys', 'create', '--org', 'acme-health', '--name', 'booking app'], env)
+    expect(Object.keys(created).sort()).toEqual(['createdAt', 'id', 'key', 'name', 'org'])
+    expect(created.key.startsWith(KEY_PREFIX)).toBe(true)
+    expect(checkKeyShape(created.key)).toBe('well-formed')
+    const listed = await runCli(['keys', 'list', '--org', 'acme-health'], env)
+    expect(listed.stdout).toContain(created.id)
+    expect(listed.stdout).toContain('booking app')
+    expect(listed.stdout).not.toContain(created.key)
+    const revoked = await runCliJson(['keys', 'revoke', created.id], env)
+    expect(revoked.revokedAt).toEqual(expect.any(String))
+    expect((await runCli(['keys', 'revoke', created.id], env)).stderr).toMatch(/already revoked/)
+  })
+
+  it('refuses bad input with a one-line error and a non-zero exit', async () => {
+    const duplicate = await runCli(['orgs', 'create', 'acme-health'], env)
+    expect(duplicate.code).not.toBe(0)
+    expect(duplicate.stderr).toMatch(/already exists/)
+    const unknownOrg = await runCli(['keys', 'create', '--org', 'nobody'], env)
+    expect(unknownOrg.code).not.toBe(0)
+    expect(unknownOrg.stderr).toMatch(/No organization "nobody"/)
+  })
+})
+
+describe('configuration', () => {
+  it.each([
+    [{ SVC_PORT: 'eighty' }, /SVC_PORT/],
+    [{ SVC_BASE_URL: 'not a url' }, /SVC_BASE_URL/],
+    [{ SVC_CONFIG: '/nonexistent/svc.json' }, /config/],
+  ])('names the bad setting %j and exits non-zero', async (bad, name) => {
+    const result = await runCli(['serve'], { ...env, ...bad })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/Invalid setting/)
+    expect(result.stderr).toMatch(name)
+  })
+
+  it('reads a config file below the environment, and names the file when a value in it is bad', async () => {
+    const file = join(dir, 'svc.config.json')
+    writeFileSync(file, JSON.stringify({ db: join(dir, 'from-file.db') }))
+    const fromFile = await runCliJson(['orgs', 'create', 'filed', '--config', file])
+    expect(fromFile.slug).toBe('filed')
+    expect(existsSync(join(dir, 'from-file.db'))).toBe(true)
+    const envWins = await runCliJson<unknown[]>(['orgs', 'list', '--config', file], env)
+    expect(envWins).not.toContainEqual(expect.objectContaining({ slug: 'filed' }))
+    writeFileSync(file, JSON.stringify({ port: 'x' }))
+    const served = await runCli(['serve', '--config', file])
+    expect(served.code).not.toBe(0)
+    expect(served.stderr).toMatch(/Invalid setting .*svc\.config\.json: port/)
+  })
+})
+
+describe('help', () => {
+  it('lists every command, each with examples', async () => {
+    const top = await runCli(['--help'])
+    for (const topic of ['orgs', 'keys', 'publishers', 'requests', 'serve', 'demo']) expect(top.stdout).toContain(topic)
+    for (const command of ['orgs create', 'keys create', 'keys revoke', 'requests show', 'serve']) {
+      const help = await runCli([...command.split(' '), '--help'])
+      expect(help.stdout).toContain('EXAMPLES')
+    }
+  })
+})
