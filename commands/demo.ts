@@ -9,7 +9,10 @@ export default class Demo extends SvcCommand {
   static override description =
     'Bring the appliance up on the bundled demo data: database, demo organization, a fresh key (printed), server'
   static override enableJsonFlag = false
-  static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --port 9000 --db /tmp/demo.db']
+  static override examples = [
+    '<%= config.bin %> demo',
+    '<%= config.bin %> demo --port 9000 --db /tmp/demo.db',
+  ]
   static override flags = serveFlags
 
   async run() {

@@ -11,7 +11,11 @@ const SETTINGS = {
   host: { env: 'SVC_HOST', schema: z.string().min(1) },
   port: {
     env: 'SVC_PORT',
-    schema: z.coerce.number({ error: 'must be a port number from 0 to 65535' }).int().min(0).max(65535, 'must be a port number from 0 to 65535'),
+    schema: z.coerce
+      .number({ error: 'must be a port number from 0 to 65535' })
+      .int()
+      .min(0)
+      .max(65535, 'must be a port number from 0 to 65535'),
   },
   baseUrl: { env: 'SVC_BASE_URL', schema: z.url({ protocol: /^https?$/ }) },
   docsUrl: { env: 'SVC_DOCS_URL', schema: z.url({ protocol: /^https?$/ }) },

@@ -76,7 +76,8 @@ describe('configuration', () => {
 describe('help', () => {
   it('lists every command, each with examples', async () => {
     const top = await runCli(['--help'])
-    for (const topic of ['orgs', 'keys', 'publishers', 'requests', 'serve', 'demo']) expect(top.stdout).toContain(topic)
+    for (const topic of ['orgs', 'keys', 'publishers', 'requests', 'serve', 'demo'])
+      expect(top.stdout).toContain(topic)
     for (const command of ['orgs create', 'keys create', 'keys revoke', 'requests show', 'serve']) {
       const help = await runCli([...command.split(' '), '--help'])
       expect(help.stdout).toContain('EXAMPLES')

@@ -14,7 +14,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 function expectProblem(response: Awaited<ReturnType<TestServer['get']>>, status: number, slug: string) {
   expect(response.status).toBe(status)
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/)
-  expect(response.json).toMatchObject({ type: `${t.url}/docs/errors#${slug}`, status, instance: `urn:uuid:${response.headers['x-request-id']}` })
+  expect(response.json).toMatchObject({
+    type: `${t.url}/docs/errors#${slug}`,
+    status,
+    instance: `urn:uuid:${response.headers['x-request-id']}`,
+  })
   expect(typeof response.json.title).toBe('string')
   expect(typeof response.json.detail).toBe('string')
 }
@@ -41,7 +45,10 @@ describe('request ids', () => {
     const echoed = await t.get('/v1/scheduling/publishers', { ...bearer(t.key), 'x-request-id': sent })
     expect(echoed.headers['x-correlation-id']).toBe(sent)
     expect(echoed.headers['x-request-id']).not.toBe(sent)
-    const ignored = await t.get('/v1/scheduling/publishers', { ...bearer(t.key), 'x-request-id': 'not-a-uuid' })
+    const ignored = await t.get('/v1/scheduling/publishers', {
+      ...bearer(t.key),
+      'x-request-id': 'not-a-uuid',
+    })
     expect(ignored.headers['x-correlation-id']).toBeUndefined()
   })
 })
@@ -57,8 +64,16 @@ describe('authentication', () => {
   })
 
   it.each([
-    ['unknown but well-formed', () => `${t.key.slice(0, -1)}${t.key.endsWith('A') ? 'B' : 'A'}`, /checksum|unknown/],
-    ['a mistyped key (checksum fails)', () => t.key.replace(/.(?=.{10}$)/, (c) => (c === 'x' ? 'y' : 'x')), /checksum/],
+    [
+      'unknown but well-formed',
+      () => `${t.key.slice(0, -1)}${t.key.endsWith('A') ? 'B' : 'A'}`,
+      /checksum|unknown/,
+    ],
+    [
+      'a mistyped key (checksum fails)',
+      () => t.key.replace(/.(?=.{10}$)/, (c) => (c === 'x' ? 'y' : 'x')),
+      /checksum/,
+    ],
     ['a truncated key', () => t.key.slice(0, 20), /length|copied/],
     ['a non-svc token', () => 'sk_live_abcdef', /svc_sk_/],
   ])('401 for %s, with error="invalid_token" and no echo of the key', async (_name, make, detail) => {
@@ -78,7 +93,9 @@ describe('authentication', () => {
   })
 
   it('refuses a non-Bearer Authorization scheme as an unrecognised key', async () => {
-    const response = await t.get('/v1/scheduling/publishers', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` })
+    const response = await t.get('/v1/scheduling/publishers', {
+      authorization: `Basic ${Buffer.from('a:b').toString('base64')}`,
+    })
     expectProblem(response, 401, 'unauthorized')
     expect(response.headers['www-authenticate']).toContain('invalid_token')
   })
@@ -114,7 +131,10 @@ describe('statuses in both shapes', () => {
     const problem = await t.send('DELETE', '/v1/scheduling/publishers', { headers: bearer(t.key) })
     expectProblem(problem, 405, 'method-not-allowed')
     expect(problem.headers.allow).toBe('GET, HEAD, OPTIONS')
-    const outcome = await t.send('POST', '/v1/fhir/r4/metadata', { headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' }, body: '{}' })
+    const outcome = await t.send('POST', '/v1/fhir/r4/metadata', {
+      headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' },
+      body: '{}',
+    })
     expectOutcome(outcome, 405, 'not-supported')
     expect(outcome.headers.allow).toBe('GET, HEAD, OPTIONS')
   })
@@ -128,28 +148,53 @@ describe('statuses in both shapes', () => {
   })
 
   it('406 when Accept admits no JSON, in both shapes', async () => {
-    expectProblem(await t.get('/v1/scheduling/publishers', { ...bearer(t.key), accept: 'text/html' }), 406, 'not-acceptable')
-    expectOutcome(await t.get('/v1/fhir/r4/metadata', { ...bearer(t.key), accept: 'application/xml' }), 406, 'not-supported')
-    expectProblem(await t.get('/v1/scheduling/publishers', { ...bearer(t.key), accept: 'application/json;q=0' }), 406, 'not-acceptable')
+    expectProblem(
+      await t.get('/v1/scheduling/publishers', { ...bearer(t.key), accept: 'text/html' }),
+      406,
+      'not-acceptable',
+    )
+    expectOutcome(
+      await t.get('/v1/fhir/r4/metadata', { ...bearer(t.key), accept: 'application/xml' }),
+      406,
+      'not-supported',
+    )
+    expectProblem(
+      await t.get('/v1/scheduling/publishers', { ...bearer(t.key), accept: 'application/json;q=0' }),
+      406,
+      'not-acceptable',
+    )
   })
 
-  it.each(['application/json', 'application/fhir+json', 'application/json+fhir', 'text/json', 'application/*', '*/*'])(
-    'accepts Accept: %s',
-    async (accept) => {
-      expect((await t.get('/v1/scheduling/publishers', { ...bearer(t.key), accept })).status).toBe(200)
-      expect((await t.get('/v1/fhir/r4/metadata', { ...bearer(t.key), accept })).status).toBe(200)
-    },
-  )
+  it.each([
+    'application/json',
+    'application/fhir+json',
+    'application/json+fhir',
+    'text/json',
+    'application/*',
+    '*/*',
+  ])('accepts Accept: %s', async (accept) => {
+    expect((await t.get('/v1/scheduling/publishers', { ...bearer(t.key), accept })).status).toBe(200)
+    expect((await t.get('/v1/fhir/r4/metadata', { ...bearer(t.key), accept })).status).toBe(200)
+  })
 
   it('serves FHIR 4.0 and refuses another release with 406', async () => {
-    const r4 = await t.get('/v1/fhir/r4/metadata', { ...bearer(t.key), accept: 'application/fhir+json; fhirVersion=4.0' })
+    const r4 = await t.get('/v1/fhir/r4/metadata', {
+      ...bearer(t.key),
+      accept: 'application/fhir+json; fhirVersion=4.0',
+    })
     expect(r4.status).toBe(200)
-    const r5 = await t.get('/v1/fhir/r4/metadata', { ...bearer(t.key), accept: 'application/fhir+json; fhirVersion=5.0' })
+    const r5 = await t.get('/v1/fhir/r4/metadata', {
+      ...bearer(t.key),
+      accept: 'application/fhir+json; fhirVersion=5.0',
+    })
     expectOutcome(r5, 406, 'not-supported')
   })
 
   it('lets _format override Accept on the FHIR base, and refuses unserved formats', async () => {
-    const overridden = await t.get('/v1/fhir/r4/metadata?_format=json', { ...bearer(t.key), accept: 'application/xml' })
+    const overridden = await t.get('/v1/fhir/r4/metadata?_format=json', {
+      ...bearer(t.key),
+      accept: 'application/xml',
+    })
     expect(overridden.status).toBe(200)
     expect(overridden.headers['content-type']).toMatch(/^application\/fhir\+json/)
     const asJson = await t.get('/v1/fhir/r4/metadata?_format=application/json', bearer(t.key))
@@ -160,7 +205,9 @@ describe('statuses in both shapes', () => {
   it('treats _format as undeclared outside the FHIR base', async () => {
     const response = await t.get('/v1/scheduling/publishers?_format=json', bearer(t.key))
     expectProblem(response, 400, 'invalid-request')
-    expect(response.json.issues).toEqual([{ path: ['_format'], message: expect.stringContaining('Unknown parameter') }])
+    expect(response.json.issues).toEqual([
+      { path: ['_format'], message: expect.stringContaining('Unknown parameter') },
+    ])
   })
 
   it('gzips when Accept-Encoding allows', async () => {
@@ -209,7 +256,9 @@ describe('/openapi.json', () => {
       ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     )
     const registered = (await import('../src/api/registry.js')).allEndpoints()
-    expect(operations.sort()).toEqual(registered.map((e) => `${e.method} ${e.path.replace(/:(\w+)/g, '{$1}')}`).sort())
+    expect(operations.sort()).toEqual(
+      registered.map((e) => `${e.method} ${e.path.replace(/:(\w+)/g, '{$1}')}`).sort(),
+    )
   })
 
   it('sends Cache-Control, a strong ETag and 304 on If-None-Match', async () => {
@@ -225,9 +274,16 @@ describe('/openapi.json', () => {
 describe('/v1/fhir/r4/metadata', () => {
   it('is a CapabilityStatement with ETag, private caching and 304', async () => {
     const first = await t.get('/v1/fhir/r4/metadata', bearer(t.key))
-    expect(first.json).toMatchObject({ resourceType: 'CapabilityStatement', fhirVersion: '4.0.1', kind: 'instance' })
+    expect(first.json).toMatchObject({
+      resourceType: 'CapabilityStatement',
+      fhirVersion: '4.0.1',
+      kind: 'instance',
+    })
     expect(first.headers['cache-control']).toBe('private, max-age=300')
-    const again = await t.get('/v1/fhir/r4/metadata', { ...bearer(t.key), 'if-none-match': first.headers.etag as string })
+    const again = await t.get('/v1/fhir/r4/metadata', {
+      ...bearer(t.key),
+      'if-none-match': first.headers.etag as string,
+    })
     expect(again.status).toBe(304)
   })
 })
@@ -236,7 +292,17 @@ describe('/docs/errors', () => {
   it('has an anchor for every problem slug', async () => {
     const page = await t.get('/docs/errors', { accept: 'text/html' })
     expect(page.headers['content-type']).toMatch(/^text\/html/)
-    for (const slug of ['invalid-request', 'unauthorized', 'not-found', 'method-not-allowed', 'not-acceptable', 'unsupported-media-type', 'rate-limited', 'server-error', 'unavailable']) {
+    for (const slug of [
+      'invalid-request',
+      'unauthorized',
+      'not-found',
+      'method-not-allowed',
+      'not-acceptable',
+      'unsupported-media-type',
+      'rate-limited',
+      'server-error',
+      'unavailable',
+    ]) {
       expect(page.text).toContain(`id="${slug}"`)
     }
   })

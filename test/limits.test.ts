@@ -13,7 +13,9 @@ async function burst(count: number, path = PATH) {
 }
 
 const usageOf = (period: string) =>
-  (t.server.db.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as number | undefined) ?? 0
+  (t.server.db.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as
+    | number
+    | undefined) ?? 0
 
 describe('per-minute limit', () => {
   it('refuses the 61st request of a minute on Developer with Retry-After to the minute boundary', async () => {
@@ -43,7 +45,7 @@ describe('per-minute limit', () => {
     t = await startTestServer({ now: '2026-11-21T10:00:00.000Z' })
     await burst(62)
     await t.get(PATH, bearer(`${t.key.slice(0, -3)}AAA`))
-    expect(usageOf('m:' + Math.floor(t.now() / 60_000))).toBe(60)
+    expect(usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(60)
     expect(usageOf('M:2026-11')).toBe(60)
   })
 
@@ -62,7 +64,9 @@ describe('per-minute limit', () => {
 describe('monthly allowance', () => {
   const fillMonth = (count: number) =>
     t.server.db
-      .prepare("INSERT INTO usage_counters (org_id, period, count) SELECT id, 'M:2026-11', ? FROM organizations WHERE slug = 'acme'")
+      .prepare(
+        "INSERT INTO usage_counters (org_id, period, count) SELECT id, 'M:2026-11', ? FROM organizations WHERE slug = 'acme'",
+      )
       .run(count)
 
   it('refuses Developer past 1,000 until 00:00 UTC on the 1st, then resumes', async () => {

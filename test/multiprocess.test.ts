@@ -28,7 +28,9 @@ afterAll(async () => {
 })
 
 const status = async (url: string) => {
-  const response = await request(`${url}/v1/scheduling/publishers`, { headers: { authorization: `Bearer ${key}` } })
+  const response = await request(`${url}/v1/scheduling/publishers`, {
+    headers: { authorization: `Bearer ${key}` },
+  })
   await response.body.dump()
   return response.statusCode
 }
@@ -36,7 +38,9 @@ const status = async (url: string) => {
 describe('two server processes on one database', () => {
   it('never overshoot the per-minute limit under concurrent load', async () => {
     // 200 requests at once, alternating between the processes, against Developer's 60 a minute.
-    const statuses = await Promise.all(Array.from({ length: 200 }, (_, i) => status(servers[i % 2]?.url as string)))
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => status(servers[i % 2]?.url as string)),
+    )
     expect(statuses.filter((code) => code === 200)).toHaveLength(60)
     expect(statuses.filter((code) => code === 429)).toHaveLength(140)
   })

@@ -39,14 +39,21 @@ describe('migrations', () => {
   it('upgrade a database made by an older version in place, keeping its data', () => {
     const path = tempDb()
     const old = new Database(path)
-    migrate(old, MIGRATIONS.filter((migration) => migration.version === 1))
-    old.prepare("INSERT INTO organizations (slug, name, created_at) VALUES ('kept', 'Kept', '2026-01-01')").run()
+    migrate(
+      old,
+      MIGRATIONS.filter((migration) => migration.version === 1),
+    )
+    old
+      .prepare("INSERT INTO organizations (slug, name, created_at) VALUES ('kept', 'Kept', '2026-01-01')")
+      .run()
     expect(schemaVersion(old)).toBe(1)
     old.close()
     const db = openDatabase(path)
     expect(schemaVersion(db)).toBe(latest)
     expect(db.prepare('SELECT slug FROM organizations').pluck().all()).toEqual(['kept'])
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'request_log'").pluck().get()).toBe('request_log')
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'request_log'").pluck().get()).toBe(
+      'request_log',
+    )
     db.close()
   })
 

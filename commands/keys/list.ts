@@ -4,7 +4,10 @@ import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
 
 export default class KeysList extends SvcCommand {
   static override description = 'List API keys (never their secrets)'
-  static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --org acme-health --json']
+  static override examples = [
+    '<%= config.bin %> keys list',
+    '<%= config.bin %> keys list --org acme-health --json',
+  ]
   static override flags = { org: Flags.string({ description: 'only this organization' }) }
 
   async run() {

@@ -8,10 +8,16 @@ export default class OrgsCreate extends SvcCommand {
     '<%= config.bin %> orgs create acme-health --name "Acme Health"',
     '<%= config.bin %> orgs create city-clinic --plan team --json',
   ]
-  static override args = { slug: Args.string({ required: true, description: 'lowercase id, e.g. acme-health' }) }
+  static override args = {
+    slug: Args.string({ required: true, description: 'lowercase id, e.g. acme-health' }),
+  }
   static override flags = {
     name: Flags.string({ description: 'display name (default: the slug)' }),
-    plan: Flags.string({ description: 'plan id', options: ['developer', 'team', 'scale'], default: 'developer' }),
+    plan: Flags.string({
+      description: 'plan id',
+      options: ['developer', 'team', 'scale'],
+      default: 'developer',
+    }),
   }
 
   async run() {

@@ -9,7 +9,11 @@ export default class OrgsList extends SvcCommand {
     const { flags } = await this.parse(OrgsList)
     const { db } = await this.openStore(flags)
     const orgs = listOrganizations(db)
-    this.log(orgs.length === 0 ? 'No organizations yet; create one with `svc orgs create <slug>`' : formatTable(orgs as never, ['slug', 'name', 'plan', 'createdAt']))
+    this.log(
+      orgs.length === 0
+        ? 'No organizations yet; create one with `svc orgs create <slug>`'
+        : formatTable(orgs as never, ['slug', 'name', 'plan', 'createdAt']),
+    )
     return orgs
   }
 }

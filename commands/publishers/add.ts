@@ -10,7 +10,10 @@ export default class PublishersAdd extends SvcCommand {
   ]
   static override args = { slug: Args.string({ required: true, description: 'publisher slug' }) }
   static override flags = {
-    manifest: Flags.string({ required: true, description: 'manifest URL (http, https, file://) or file path' }),
+    manifest: Flags.string({
+      required: true,
+      description: 'manifest URL (http, https, file://) or file path',
+    }),
     name: Flags.string({ description: 'display name (default: the slug)' }),
     disabled: Flags.boolean({ description: 'register without syncing or serving it yet', default: false }),
   }

@@ -9,7 +9,11 @@ export default class PublishersList extends SvcCommand {
     const { flags } = await this.parse(PublishersList)
     const { db } = await this.openStore(flags)
     const publishers = listPublishers(db)
-    this.log(publishers.length === 0 ? 'No publishers yet' : formatTable(publishers as never, ['slug', 'displayName', 'enabled', 'manifestUrl']))
+    this.log(
+      publishers.length === 0
+        ? 'No publishers yet'
+        : formatTable(publishers as never, ['slug', 'displayName', 'enabled', 'manifestUrl']),
+    )
     return publishers
   }
 }

@@ -12,8 +12,17 @@ export default class RequestsShow extends SvcCommand {
     const { db } = await this.openStore(flags)
     const request = findRequest(db, args.id)
     if (!request) this.error(`No request ${args.id} in the log (records are kept 30 days)`, { exit: 1 })
-    const row = { ...request, at: new Date(request.at).toISOString(), durationMs: request.durationMs.toFixed(2) }
-    this.log(formatTable([row], ['requestId', 'at', 'org', 'keyId', 'method', 'path', 'status', 'durationMs', 'bytes']))
+    const row = {
+      ...request,
+      at: new Date(request.at).toISOString(),
+      durationMs: request.durationMs.toFixed(2),
+    }
+    this.log(
+      formatTable(
+        [row],
+        ['requestId', 'at', 'org', 'keyId', 'method', 'path', 'status', 'durationMs', 'bytes'],
+      ),
+    )
     return row
   }
 }

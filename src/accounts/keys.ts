@@ -31,7 +31,11 @@ export interface KeyOwner {
   plan: Plan
 }
 
-export function createKey(db: Db, input: { org: string; name?: string }, now: number = Date.now()): CreatedKey {
+export function createKey(
+  db: Db,
+  input: { org: string; name?: string },
+  now: number = Date.now(),
+): CreatedKey {
   const org = requireOrganization(db, input.org)
   const key = generateSecret()
   const id = `key_${randomBytes(8).toString('hex')}`

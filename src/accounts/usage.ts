@@ -41,7 +41,12 @@ export function limitReached(
     return { ok: false, scope: 'month', retryAfterSeconds: secondsToNextMonth(now), limit: plan.monthlyLimit }
   }
   if (counts.minute >= plan.minuteLimit) {
-    return { ok: false, scope: 'minute', retryAfterSeconds: secondsToNextMinute(now), limit: plan.minuteLimit }
+    return {
+      ok: false,
+      scope: 'minute',
+      retryAfterSeconds: secondsToNextMinute(now),
+      limit: plan.minuteLimit,
+    }
   }
   return undefined
 }

@@ -1,8 +1,8 @@
+import type { KeyOwner } from '../accounts/keys.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
-import type { KeyOwner } from '../accounts/keys.js'
 import type { Routes } from '../http/routes.js'
 import { checkParams, groupQuery, type ParamShape, type ParamSpec, type ParamValues } from './params.js'
 

@@ -53,10 +53,10 @@ const SHARED_STATUSES = [400, 404, 405, 406, 500] as const
 const KEYED_STATUSES = [401, 429, 503] as const
 
 function paramSchema(declared: ParamSpec): Record<string, unknown> {
-  const { $schema: _, ...schema } = z.toJSONSchema(declared.schema, { io: 'output', unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >
+  const { $schema: _, ...schema } = z.toJSONSchema(declared.schema, {
+    io: 'output',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>
   return schema
 }
 
@@ -69,7 +69,8 @@ function errorResponse(status: keyof typeof STATUS_TYPES, fhir: boolean): Record
   const schema = { $ref: fhir ? '#/components/schemas/OperationOutcome' : '#/components/schemas/Problem' }
   const headers: Record<string, unknown> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }
   if (status === 429 || status === 503) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' }
-  if (status === 405) headers.Allow = { schema: { type: 'string' }, description: 'Methods allowed on the path' }
+  if (status === 405)
+    headers.Allow = { schema: { type: 'string' }, description: 'Methods allowed on the path' }
   return { description: STATUS_TYPES[status].title, headers, content: { [media]: { schema } } }
 }
 
@@ -103,7 +104,8 @@ function operation(endpoint: Endpoint): Record<string, unknown> {
     })),
   ]
   const responses: Record<string, unknown> = {}
-  for (const [status, doc] of Object.entries(endpoint.responses)) responses[status] = successResponse(doc, fhir)
+  for (const [status, doc] of Object.entries(endpoint.responses))
+    responses[status] = successResponse(doc, fhir)
   for (const status of [...SHARED_STATUSES, ...(keyed ? KEYED_STATUSES : [])]) {
     responses[String(status)] ??= errorResponse(status, fhir)
   }
@@ -122,7 +124,10 @@ function operation(endpoint: Endpoint): Record<string, unknown> {
           requestBody: {
             required: true,
             description: `${endpoint.body.description} At most ${endpoint.body.maxBytes} bytes.`,
-            content: { 'application/fhir+json': { schema: { type: 'object' } }, 'application/json': { schema: { type: 'object' } } },
+            content: {
+              'application/fhir+json': { schema: { type: 'object' } },
+              'application/json': { schema: { type: 'object' } },
+            },
           },
         }
       : {}),
@@ -157,8 +162,14 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string): R
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
       },
       headers: {
-        'X-Request-Id': { description: "The service's id for this request (UUID)", schema: { type: 'string', format: 'uuid' } },
-        'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } },
+        'X-Request-Id': {
+          description: "The service's id for this request (UUID)",
+          schema: { type: 'string', format: 'uuid' },
+        },
+        'Retry-After': {
+          description: 'Seconds to wait before retrying',
+          schema: { type: 'integer', minimum: 0 },
+        },
       },
       schemas: { Problem: PROBLEM_SCHEMA, OperationOutcome: OPERATION_OUTCOME_SCHEMA },
     },

@@ -31,7 +31,8 @@ export const param = {
   string(description: string, bounds: { min?: number; max?: number; pattern?: RegExp } = {}) {
     const min = bounds.min ?? 1
     let schema = z.string().min(min, `must be at least ${min} character${min === 1 ? '' : 's'} long`)
-    if (bounds.max !== undefined) schema = schema.max(bounds.max, `must be at most ${bounds.max} characters long`)
+    if (bounds.max !== undefined)
+      schema = schema.max(bounds.max, `must be at most ${bounds.max} characters long`)
     if (bounds.pattern) schema = schema.regex(bounds.pattern, `must match ${bounds.pattern.source}`)
     return spec(schema, description)
   },
@@ -89,7 +90,11 @@ export const param = {
     )
   },
 
-  repeatable<S extends z.ZodType>(item: S, description: string, maxRepeats?: number): ParamSpec<Optional<z.ZodArray<S>>> {
+  repeatable<S extends z.ZodType>(
+    item: S,
+    description: string,
+    maxRepeats?: number,
+  ): ParamSpec<Optional<z.ZodArray<S>>> {
     return { schema: z.array(item).optional(), description, repeatable: true, maxRepeats }
   },
 }
@@ -138,7 +143,8 @@ export function checkParams<P extends ParamShape>(
   raw: Map<string, string[]>,
 ): { ok: true; values: ParamValues<P> } | { ok: false; issues: ParamIssue[] } {
   const accepted = Object.keys(shape)
-  const acceptedText = accepted.length > 0 ? `accepted parameters: ${accepted.join(', ')}` : 'this path takes no parameters'
+  const acceptedText =
+    accepted.length > 0 ? `accepted parameters: ${accepted.join(', ')}` : 'this path takes no parameters'
   const nameIssues: ParamIssue[] = []
   for (const [name, values] of raw) {
     const declared = shape[name]
@@ -169,7 +175,9 @@ export function checkParams<P extends ParamShape>(
     } else {
       const first = result.error.issues[0]
       const message =
-        input === undefined ? `Parameter "${name}" is required` : `"${name}" ${first?.message ?? 'is invalid'}${describeReceived(input)}`
+        input === undefined
+          ? `Parameter "${name}" is required`
+          : `"${name}" ${first?.message ?? 'is invalid'}${describeReceived(input)}`
       issues.push({ path: [name], message })
     }
   }

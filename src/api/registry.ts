@@ -5,7 +5,9 @@ import { schedulingEndpoints } from '../scheduling/endpoints.js'
 import type { Endpoint } from './endpoint.js'
 import { param } from './params.js'
 
-const FORMAT_PARAM = param.string('Response format: json or a JSON media type; overrides Accept (FHIR base only).')
+const FORMAT_PARAM = param.string(
+  'Response format: json or a JSON media type; overrides Accept (FHIR base only).',
+)
 
 /** `_format` is a parameter of every path on the FHIR base and of no other. */
 function withFormat(endpoint: Endpoint): Endpoint {

@@ -4,7 +4,9 @@ import { type Config, ConfigError, type ConfigOverrides, resolveConfig } from '.
 import { type Db, openDatabase } from '../db/open.js'
 import { PublisherError } from '../scheduling/publishers.js'
 
-export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof SvcCommand)['baseFlags'] & T['flags']>
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof SvcCommand)['baseFlags'] & T['flags']
+>
 
 /** Errors a user can fix; shown as one line without a stack trace. */
 const USER_ERRORS = [ConfigError, AccountError, PublisherError]
@@ -13,7 +15,10 @@ const USER_ERRORS = [ConfigError, AccountError, PublisherError]
 export abstract class SvcCommand extends Command {
   static override enableJsonFlag = true
   static override baseFlags = {
-    db: Flags.string({ description: 'SQLite database file (env SVC_DB; default ./data/svc.db)', helpGroup: 'GLOBAL' }),
+    db: Flags.string({
+      description: 'SQLite database file (env SVC_DB; default ./data/svc.db)',
+      helpGroup: 'GLOBAL',
+    }),
     config: Flags.string({
       description: 'JSON config file (env SVC_CONFIG; default ./svc.config.json when present)',
       helpGroup: 'GLOBAL',
@@ -46,13 +51,16 @@ export abstract class SvcCommand extends Command {
 /** Fixed-width text table for human output. */
 export function formatTable(rows: Record<string, unknown>[], columns: string[]): string {
   const text = (value: unknown) => (value === null || value === undefined ? '-' : String(value))
-  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => text(row[column]).length)))
+  const widths = columns.map((column) =>
+    Math.max(column.length, ...rows.map((row) => text(row[column]).length)),
+  )
   const line = (cells: string[]) =>
     cells
       .map((cell, index) => cell.padEnd(widths[index] ?? 0))
       .join('  ')
       .trimEnd()
-  return [line(columns.map((column) => column.toUpperCase())), ...rows.map((row) => line(columns.map((c) => text(row[c]))))].join(
-    '\n',
-  )
+  return [
+    line(columns.map((column) => column.toUpperCase())),
+    ...rows.map((row) => line(columns.map((c) => text(row[c])))),
+  ].join('\n')
 }

@@ -3,10 +3,14 @@ import type { ConfigOverrides } from '../config.js'
 
 /** Flags that override the network settings of the resolved config (env SVC_HOST, SVC_PORT, …). */
 export const serveFlags = {
-  host: Flags.string({ description: 'address to listen on (env SVC_HOST; default 127.0.0.1, loopback only)' }),
+  host: Flags.string({
+    description: 'address to listen on (env SVC_HOST; default 127.0.0.1, loopback only)',
+  }),
   port: Flags.string({ description: 'port to listen on (env SVC_PORT; default 8080; 0 picks a free one)' }),
   'base-url': Flags.string({ description: 'public base URL used in absolute links (env SVC_BASE_URL)' }),
-  'docs-url': Flags.string({ description: 'documentation URL used in problem types (env SVC_DOCS_URL; default <base-url>/docs)' }),
+  'docs-url': Flags.string({
+    description: 'documentation URL used in problem types (env SVC_DOCS_URL; default <base-url>/docs)',
+  }),
   'dashboard-url': Flags.string({ description: 'where operators manage keys (env SVC_DASHBOARD_URL)' }),
 }
 

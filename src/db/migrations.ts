@@ -4,4 +4,8 @@ import { STATS_MIGRATIONS } from '../stats/schema.js'
 import type { Migration } from './migrate.js'
 
 /** Every domain's numbered migrations, in one list so numbers never collide. Append; never edit a shipped one. */
-export const MIGRATIONS: readonly Migration[] = [...ACCOUNTS_MIGRATIONS, ...STATS_MIGRATIONS, ...SCHEDULING_MIGRATIONS]
+export const MIGRATIONS: readonly Migration[] = [
+  ...ACCOUNTS_MIGRATIONS,
+  ...STATS_MIGRATIONS,
+  ...SCHEDULING_MIGRATIONS,
+]

@@ -15,7 +15,10 @@ export interface OpenOptions {
 /** Opens the store in WAL mode and brings its schema up to date. Safe for several processes at once. */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   if (!options.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false })
+  const db = new Database(path, {
+    readonly: options.readonly ?? false,
+    fileMustExist: options.readonly ?? false,
+  })
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
   if (!options.readonly) {
     db.pragma('journal_mode = WAL')

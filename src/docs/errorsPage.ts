@@ -11,12 +11,18 @@ const GUIDANCE: Record<string, { when: string; retry: string }> = {
     retry: 'No.',
   },
   'not-found': { when: 'Nothing is served at the path, or the record does not exist.', retry: 'No.' },
-  'method-not-allowed': { when: 'The path does not take this method.', retry: 'No; use a method listed in Allow.' },
+  'method-not-allowed': {
+    when: 'The path does not take this method.',
+    retry: 'No; use a method listed in Allow.',
+  },
   'not-acceptable': {
     when: 'The Accept header admits no JSON media type, or (FHIR base) an unserved FHIR release or _format value was asked.',
     retry: 'No; accept JSON.',
   },
-  'unsupported-media-type': { when: 'A body was posted without a JSON content type.', retry: 'No; declare JSON.' },
+  'unsupported-media-type': {
+    when: 'A body was posted without a JSON content type.',
+    retry: 'No; declare JSON.',
+  },
   'rate-limited': {
     when: "The organization's plan limit for this minute, or (Developer plan) for this month, is reached.",
     retry: 'Yes, after Retry-After. Monthly refusals must not be retried automatically.',
@@ -28,7 +34,7 @@ const GUIDANCE: Record<string, { when: string; retry: string }> = {
   },
 }
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string)
 
 export function errorsPageHtml(): string {
@@ -37,9 +43,9 @@ export function errorsPageHtml(): string {
     .map(([status, type]) => {
       const guide = GUIDANCE[type.slug as string]
       return `<section id="${type.slug}">
-  <h2><a href="#${type.slug}">${escape(type.slug as string)}</a> — ${status} ${escape(type.title)}</h2>
-  <p>${escape(guide?.when ?? '')}</p>
-  <p><strong>Retry:</strong> ${escape(guide?.retry ?? '')} <strong>OperationOutcome code on the FHIR base:</strong> <code>${type.fhirCode}</code></p>
+  <h2><a href="#${type.slug}">${escapeHtml(type.slug as string)}</a> — ${status} ${escapeHtml(type.title)}</h2>
+  <p>${escapeHtml(guide?.when ?? '')}</p>
+  <p><strong>Retry:</strong> ${escapeHtml(guide?.retry ?? '')} <strong>OperationOutcome code on the FHIR base:</strong> <code>${type.fhirCode}</code></p>
 </section>`
     })
   return `<!doctype html>

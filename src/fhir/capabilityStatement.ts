@@ -10,7 +10,10 @@ interface ResourceEntry {
 }
 
 /** The CapabilityStatement of the FHIR base, generated from the endpoint declarations served on it. */
-export function buildCapabilityStatement(endpoints: readonly Endpoint[], baseUrl: string): Record<string, unknown> {
+export function buildCapabilityStatement(
+  endpoints: readonly Endpoint[],
+  baseUrl: string,
+): Record<string, unknown> {
   const resources = new Map<string, ResourceEntry>()
   const systemInteractions: { code: string }[] = []
   const systemOperations: { name: string; definition: string }[] = []
@@ -33,7 +36,11 @@ export function buildCapabilityStatement(endpoints: readonly Endpoint[], baseUrl
       entry.interaction.push({ code: 'search-type' })
       for (const [name, declared] of Object.entries(endpoint.params)) {
         if (name === '_format') continue
-        entry.searchParam.push({ name, type: name === '_count' ? 'number' : 'token', documentation: declared.description })
+        entry.searchParam.push({
+          name,
+          type: name === '_count' ? 'number' : 'token',
+          documentation: declared.description,
+        })
       }
     }
   }

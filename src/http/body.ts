@@ -2,7 +2,13 @@ import type { Context } from 'koa'
 import getRawBody from 'raw-body'
 import { ApiError } from './errors.js'
 
-const JSON_TYPES = ['application/json', 'application/fhir+json', 'application/json+fhir', 'text/json', '+json']
+const JSON_TYPES = [
+  'application/json',
+  'application/fhir+json',
+  'application/json+fhir',
+  'text/json',
+  '+json',
+]
 
 /**
  * Reads a JSON request body, refusing a non-JSON content type (415) and stopping at `maxBytes` while
@@ -10,7 +16,10 @@ const JSON_TYPES = ['application/json', 'application/fhir+json', 'application/js
  */
 export async function readJsonBody(ctx: Context, maxBytes: number): Promise<unknown> {
   if (!ctx.request.length && !ctx.get('Transfer-Encoding')) {
-    throw ApiError.invalid([{ path: ['body'], message: 'A JSON body is required' }], 'The request has no body.')
+    throw ApiError.invalid(
+      [{ path: ['body'], message: 'A JSON body is required' }],
+      'The request has no body.',
+    )
   }
   if (!ctx.is(JSON_TYPES)) {
     throw new ApiError(415, {

@@ -55,7 +55,8 @@ export class ApiError extends Error {
   }
 
   static invalid(issues: ParamIssue[], detail?: string): ApiError {
-    const summary = detail ?? (issues.length === 1 ? issues[0]?.message : `${issues.length} parameters are invalid.`)
+    const summary =
+      detail ?? (issues.length === 1 ? issues[0]?.message : `${issues.length} parameters are invalid.`)
     return new ApiError(400, { detail: summary ?? 'The request is invalid.', issues })
   }
 }
@@ -104,5 +105,7 @@ export function operationOutcome(error: ApiError): Record<string, unknown> {
 /** Any non-ApiError is an internal fault: never leak its message. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error
-  return new ApiError(500, { detail: 'The server met an unexpected condition. Retry once after a short wait.' })
+  return new ApiError(500, {
+    detail: 'The server met an unexpected condition. Retry once after a short wait.',
+  })
 }

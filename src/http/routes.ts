@@ -48,7 +48,9 @@ export class Routes {
 
 export function notFound(path: string): ApiError {
   const base = errorShapeFor(path) === 'fhir' ? 'on the FHIR base' : 'here'
-  return new ApiError(404, { detail: `Nothing is served ${base} at ${path}; see /openapi.json for every path.` })
+  return new ApiError(404, {
+    detail: `Nothing is served ${base} at ${path}; see /openapi.json for every path.`,
+  })
 }
 
 export function methodNotAllowed(method: string, allow: string[]): ApiError {

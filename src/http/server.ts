@@ -27,7 +27,12 @@ export async function startServer(
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
   const effective = withBoundPort(config, port)
-  const app = createApp({ db, config: effective, clock, requestLog: { flushEveryMs: options.requestLogFlushMs } })
+  const app = createApp({
+    db,
+    config: effective,
+    clock,
+    requestLog: { flushEveryMs: options.requestLogFlushMs },
+  })
   app.requestLog.start()
   server.on('request', app.koa.callback())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host

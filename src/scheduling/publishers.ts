@@ -13,7 +13,12 @@ export class PublisherError extends Error {
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/
 
-function toPublisher(row: { slug: string; displayName: string; manifestUrl: string; enabled: number }): Publisher {
+function toPublisher(row: {
+  slug: string
+  displayName: string
+  manifestUrl: string
+  enabled: number
+}): Publisher {
   return { ...row, enabled: row.enabled === 1 }
 }
 
@@ -24,7 +29,9 @@ export function listPublishers(db: Db): Publisher[] {
 }
 
 export function findPublisher(db: Db, slug: string): Publisher | undefined {
-  const row = db.prepare(`${SELECT} WHERE slug = ?`).get(slug) as Parameters<typeof toPublisher>[0] | undefined
+  const row = db.prepare(`${SELECT} WHERE slug = ?`).get(slug) as
+    | Parameters<typeof toPublisher>[0]
+    | undefined
   return row && toPublisher(row)
 }
 
@@ -34,12 +41,20 @@ export function addPublisher(
   now: number = Date.now(),
 ): Publisher {
   if (!SLUG.test(input.slug)) {
-    throw new PublisherError(`Invalid slug "${input.slug}": use 1-64 lowercase letters, digits and inner hyphens`)
+    throw new PublisherError(
+      `Invalid slug "${input.slug}": use 1-64 lowercase letters, digits and inner hyphens`,
+    )
   }
   if (findPublisher(db, input.slug)) throw new PublisherError(`Publisher "${input.slug}" already exists`)
   db.prepare(
     'INSERT INTO publishers (slug, display_name, manifest_url, enabled, created_at) VALUES (?, ?, ?, ?, ?)',
-  ).run(input.slug, input.displayName ?? input.slug, input.manifestUrl, input.enabled === false ? 0 : 1, new Date(now).toISOString())
+  ).run(
+    input.slug,
+    input.displayName ?? input.slug,
+    input.manifestUrl,
+    input.enabled === false ? 0 : 1,
+    new Date(now).toISOString(),
+  )
   return findPublisher(db, input.slug) as Publisher
 }
 

@@ -1,6 +1,6 @@
+import { pruneMinuteCounters } from '../accounts/usage.js'
 import type { Clock } from '../clock.js'
 import type { Db } from '../db/open.js'
-import { pruneMinuteCounters } from '../accounts/usage.js'
 
 export interface RequestRecord {
   requestId: string

@@ -18,7 +18,11 @@ export interface TestServer {
   now(): number
   setNow(iso: string | number): void
   get(path: string, headers?: Record<string, string>): Promise<TestResponse>
-  send(method: string, path: string, init?: { headers?: Record<string, string>; body?: string | Buffer }): Promise<TestResponse>
+  send(
+    method: string,
+    path: string,
+    init?: { headers?: Record<string, string>; body?: string | Buffer },
+  ): Promise<TestResponse>
   close(): Promise<void>
 }
 
@@ -39,7 +43,10 @@ export async function startTestServer(
   const dbPath = join(dir, 'svc.db')
   const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, options.env ?? {})
   let now = Date.parse(options.now ?? DEFAULT_NOW)
-  const server = await startServer(config, () => now, { requestLogFlushMs: 20, busyTimeoutMs: options.busyTimeoutMs })
+  const server = await startServer(config, () => now, {
+    requestLogFlushMs: 20,
+    busyTimeoutMs: options.busyTimeoutMs,
+  })
   createOrganization(server.db, { slug: 'acme', name: 'Acme', plan: options.plan ?? 'developer' })
   const { key } = createKey(server.db, { org: 'acme' })
 
@@ -57,7 +64,8 @@ export async function startTestServer(
       json = undefined
     }
     const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(response.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : String(value)
+    for (const [name, value] of Object.entries(response.headers))
+      headers[name] = Array.isArray(value) ? value.join(', ') : String(value)
     return { status: response.statusCode, headers, text, json }
   }
 

@@ -48,7 +48,8 @@ export function authenticate(deps: {
         false,
       )
     }
-    if ('problem' in credential) throw unauthorized(`The API key is not recognised: ${credential.problem}.`, true)
+    if ('problem' in credential)
+      throw unauthorized(`The API key is not recognised: ${credential.problem}.`, true)
     const shape = checkKeyShape(credential.key)
     if (shape !== 'well-formed') {
       throw unauthorized(`The API key is not recognised: ${SHAPE_PROBLEMS[shape]}.`, true)

@@ -5,7 +5,11 @@ import { ApiError } from '../errors.js'
 import type { RequestState } from '../state.js'
 
 /** Counts the request against its organization's plan, or refuses it with 429 and Retry-After. */
-export function enforceLimits(deps: { usage: UsageCounter; clock: Clock; dashboardUrl: string }): Middleware<RequestState> {
+export function enforceLimits(deps: {
+  usage: UsageCounter
+  clock: Clock
+  dashboardUrl: string
+}): Middleware<RequestState> {
   return async (ctx, next) => {
     const owner = ctx.state.owner
     if (!owner) return next()

@@ -15,14 +15,18 @@ export const STORE_RETRY_AFTER_SECONDS = 2
 
 export function storeUnavailable(): ApiError {
   return new ApiError(503, {
-    detail: 'The data store cannot be read at the moment; this says nothing about the request. Retry after the time in Retry-After.',
+    detail:
+      'The data store cannot be read at the moment; this says nothing about the request. Retry after the time in Retry-After.',
     fhirCode: 'transient',
     headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
   })
 }
 
 /** Renders every failure below it in the shape of its base: problem+json or OperationOutcome. */
-export function renderErrors(options: { docsUrl: string; onInternalError: (error: unknown) => void }): Middleware<RequestState> {
+export function renderErrors(options: {
+  docsUrl: string
+  onInternalError: (error: unknown) => void
+}): Middleware<RequestState> {
   return async (ctx, next) => {
     try {
       await next()

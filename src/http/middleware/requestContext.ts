@@ -14,7 +14,11 @@ export const isUncounted = (status: number) => status >= 500 || status === 401 |
  * Outermost: gives every response its request id (and echoes a caller's UUID), refunds usage for
  * answers that must not count, and records the request once its response has gone out.
  */
-export function requestContext(deps: { usage: UsageCounter; log: RequestLog; clock: Clock }): Middleware<RequestState> {
+export function requestContext(deps: {
+  usage: UsageCounter
+  log: RequestLog
+  clock: Clock
+}): Middleware<RequestState> {
   return async (ctx, next) => {
     const startedAt = deps.clock()
     const started = performance.now()

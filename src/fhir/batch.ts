@@ -1,0 +1,140 @@
+import { STATUS_CODES } from 'node:http'
+import type { KeyOwner } from '../accounts/keys.js'
+import { type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
+import { isStoreUnavailable } from '../db/open.js'
+import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
+import { storeUnavailable } from '../http/middleware/renderErrors.js'
+import { methodNotAllowed, notFound } from '../http/routes.js'
+
+export const BATCH_MAX_ENTRIES = 100
+export const BATCH_MAX_BYTES = 1024 * 1024
+export const BATCH_BUDGET_MS = 60_000
+
+interface BatchEntry {
+  request?: { method?: unknown; url?: unknown }
+  resource?: unknown
+}
+
+const invalidBundle = (message: string, code = 'invalid') =>
+  ApiError.invalid([{ path: ['Bundle'], message, fhirCode: code }], message)
+
+/** Checks the envelope; entries are checked one by one, each failing alone. */
+function readBundle(body: unknown): BatchEntry[] {
+  const bundle = body as { resourceType?: unknown; type?: unknown; entry?: unknown }
+  if (typeof bundle !== 'object' || bundle === null || bundle.resourceType !== 'Bundle') {
+    throw invalidBundle('The body must be a Bundle resource')
+  }
+  if (bundle.type === 'transaction') {
+    throw invalidBundle(
+      'Transaction bundles are not accepted: nothing on this base writes; send type "batch"',
+      'not-supported',
+    )
+  }
+  if (bundle.type !== 'batch') throw invalidBundle('Bundle.type must be "batch"')
+  const entries = bundle.entry ?? []
+  if (!Array.isArray(entries)) throw invalidBundle('Bundle.entry must be an array')
+  if (entries.length > BATCH_MAX_ENTRIES) {
+    throw invalidBundle(
+      `A batch holds at most ${BATCH_MAX_ENTRIES} entries (got ${entries.length})`,
+      'too-long',
+    )
+  }
+  return entries as BatchEntry[]
+}
+
+type EntryResult = { status: number; resource: unknown }
+
+function failure(error: ApiError): EntryResult {
+  // Entries have no headers: a throttled source answers 503 and the caller retries after 2 seconds.
+  const status = error.status === 429 ? 503 : error.status
+  return { status, resource: operationOutcome(error) }
+}
+
+function entryFailure(status: 400 | 504, message: string, code?: string): EntryResult {
+  return failure(new ApiError(status, { detail: message, fhirCode: code }))
+}
+
+async function runEntry(
+  entry: BatchEntry,
+  services: Services,
+  context: { owner: KeyOwner | undefined; requestId: string; signal: AbortSignal },
+): Promise<EntryResult> {
+  const method = entry.request?.method
+  const url = entry.request?.url
+  if (typeof method !== 'string' || typeof url !== 'string' || url === '') {
+    return entryFailure(400, 'Each entry needs request.method and a request.url relative to the base')
+  }
+  const target = new URL(url.replace(/^\/+/, ''), `http://base${FHIR_BASE}/`)
+  if (target.pathname.includes('$reconcile-medications')) {
+    return entryFailure(
+      400,
+      '$reconcile-medications is not allowed inside a batch; call it on its own',
+      'not-supported',
+    )
+  }
+  if (
+    target.host !== 'base' ||
+    !(target.pathname === FHIR_BASE || target.pathname.startsWith(`${FHIR_BASE}/`))
+  ) {
+    return failure(notFound(url))
+  }
+  if (target.pathname.replace(/\/$/, '') === FHIR_BASE) {
+    return entryFailure(400, 'A batch cannot contain another batch', 'not-supported')
+  }
+  const resolution = services.routes.resolve(method.toUpperCase(), target.pathname)
+  if (resolution.kind === 'not-found') return failure(notFound(target.pathname))
+  if (resolution.kind === 'method-not-allowed') return failure(methodNotAllowed(method, resolution.allow))
+  try {
+    const response: EndpointResponse = await invokeEndpoint(
+      resolution.endpoint,
+      {
+        query: target.searchParams,
+        pathParams: resolution.pathParams,
+        body: resolution.endpoint.body ? entry.resource : undefined,
+        ...context,
+      },
+      services,
+    )
+    return { status: response.status ?? 200, resource: response.body }
+  } catch (error) {
+    return failure(isStoreUnavailable(error) ? storeUnavailable() : toApiError(error))
+  }
+}
+
+/**
+ * Runs each entry in order through the same endpoint declarations as a lone request, independently.
+ * Entries still running when the budget ends answer 504 inside the 200.
+ */
+export async function runBatch(
+  body: unknown,
+  services: Services,
+  context: { owner: KeyOwner | undefined; requestId: string },
+  budgetMs: number = BATCH_BUDGET_MS,
+): Promise<Record<string, unknown>> {
+  const entries = readBundle(body)
+  const deadline = AbortSignal.timeout(budgetMs)
+  const expired = new Promise<EntryResult>((resolve) => {
+    const timedOut = () =>
+      resolve(
+        entryFailure(
+          504,
+          `The batch's ${budgetMs / 1000} s budget ran out before this entry finished`,
+          'timeout',
+        ),
+      )
+    if (deadline.aborted) timedOut()
+    else deadline.addEventListener('abort', timedOut, { once: true })
+  })
+  const results: EntryResult[] = []
+  for (const entry of entries) {
+    results.push(await Promise.race([runEntry(entry, services, { ...context, signal: deadline }), expired]))
+  }
+  return {
+    resourceType: 'Bundle',
+    type: 'batch-response',
+    entry: results.map((result) => ({
+      resource: result.resource,
+      response: { status: `${result.status} ${STATUS_CODES[result.status] ?? ''}`.trim() },
+    })),
+  }
+}

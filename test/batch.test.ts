@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bearer, startTestServer, type TestServer } from './support/harness.js'
+
+let t: TestServer
+beforeAll(async () => {
+  t = await startTestServer({ plan: 'scale' })
+})
+afterAll(() => t.close())
+
+const post = (body: string, contentType = 'application/fhir+json') =>
+  t.send('POST', '/v1/fhir/r4', { headers: { ...bearer(t.key), 'content-type': contentType }, body })
+
+const batch = (entries: unknown[], type = 'batch') =>
+  post(JSON.stringify({ resourceType: 'Bundle', type, entry: entries }))
+
+describe('FHIR batch', () => {
+  it('answers each entry as the same request alone would, in order, independently', async () => {
+    const requests = [
+      { method: 'GET', url: 'metadata' },
+      { method: 'GET', url: 'metadata?unknown=1&other=2' },
+      { method: 'GET', url: 'NoSuchResource/1' },
+      { method: 'POST', url: 'metadata' },
+      { method: 'GET', url: 'metadata?_format=json&_format=json' },
+    ]
+    const response = await batch(requests.map((request) => ({ request })))
+    expect(response.status).toBe(200)
+    expect(response.json).toMatchObject({ resourceType: 'Bundle', type: 'batch-response' })
+    expect(response.json.entry).toHaveLength(requests.length)
+    for (const [index, request] of requests.entries()) {
+      const alone = await t.send(request.method, `/v1/fhir/r4/${request.url}`, {
+        headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' },
+        body: request.method === 'POST' ? '{}' : undefined,
+      })
+      const entry = response.json.entry[index]
+      expect(entry.response.status.split(' ')[0]).toBe(String(alone.status))
+      expect(entry.resource).toEqual(alone.json)
+    }
+    expect(response.json.entry[3].resource.issue[0].details.text).toMatch(
+      /allowed methods: GET, HEAD, OPTIONS/,
+    )
+  })
+
+  it('counts once against the plan', async () => {
+    const count = () =>
+      t.server.db
+        .prepare("SELECT count FROM usage_counters WHERE period = 'M:2026-11'")
+        .pluck()
+        .get() as number
+    const before = count()
+    await batch(Array.from({ length: 20 }, () => ({ request: { method: 'GET', url: 'metadata' } })))
+    expect(count()).toBe(before + 1)
+  })
+
+  it('refuses $reconcile-medications and nested batches by entry, not the whole batch', async () => {
+    const response = await batch([
+      { request: { method: 'POST', url: 'Patient/$reconcile-medications' } },
+      { request: { method: 'POST', url: '' } },
+      { request: { method: 'GET', url: 'metadata' } },
+    ])
+    expect(response.json.entry[0].response.status).toMatch(/^400/)
+    expect(response.json.entry[0].resource.issue[0].details.text).toMatch(/\$reconcile-medications/)
+    expect(response.json.entry[1].response.status).toMatch(/^400/)
+    expect(response.json.entry[2].response.status).toBe('200 OK')
+  })
+
+  it('refuses transaction bundles, more than 100 entries, and non-bundles', async () => {
+    const transaction = await batch([], 'transaction')
+    expect(transaction.status).toBe(400)
+    expect(transaction.json.issue[0].code).toBe('not-supported')
+    const tooMany = await batch(
+      Array.from({ length: 101 }, () => ({ request: { method: 'GET', url: 'metadata' } })),
+    )
+    expect(tooMany.status).toBe(400)
+    expect(tooMany.json.issue[0].code).toBe('too-long')
+    const notBundle = await post('{"resourceType":"Parameters"}')
+    expect(notBundle.status).toBe(400)
+    const notJson = await post('{"resourceType":')
+    expect(notJson.status).toBe(400)
+    expect(notJson.json.issue[0].expression).toEqual(['body'])
+  })
+
+  it('answers 413 too-long past 1 MiB and 415 for a non-JSON body, as OperationOutcomes', async () => {
+    const big = JSON.stringify({
+      resourceType: 'Bundle',
+      type: 'batch',
+      entry: [],
+      pad: 'x'.repeat(1024 * 1024),
+    })
+    const tooLarge = await post(big)
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.headers['content-type']).toMatch(/^application\/fhir\+json/)
+    expect(tooLarge.json.issue[0].code).toBe('too-long')
+    const wrongType = await post('{}', 'text/plain')
+    expect(wrongType.status).toBe(415)
+    expect(wrongType.json.issue[0].code).toBe('not-supported')
+  })
+
+  it('takes no query parameters but _format', async () => {
+    const response = await t.send('POST', '/v1/fhir/r4?foo=1', {
+      headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({ resourceType: 'Bundle', type: 'batch', entry: [] }),
+    })
+    expect(response.status).toBe(400)
+    expect(response.json.issue[0].expression).toEqual(['foo'])
+  })
+
+  it('is listed in the CapabilityStatement', async () => {
+    const statement = (await t.get('/v1/fhir/r4/metadata', bearer(t.key))).json
+    expect(statement.rest[0].interaction).toContainEqual({ code: 'batch' })
+  })
+})
