@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { runCli, runCliJson, type ServeProcess, startServeProcess } from './support/cli.js'
 
 /** Two real `svc serve` processes on one database file, with the clock frozen mid-minute. */
@@ -43,6 +43,28 @@ describe('two server processes on one database', () => {
     )
     expect(statuses.filter((code) => code === 200)).toHaveLength(60)
     expect(statuses.filter((code) => code === 429)).toHaveLength(140)
+  })
+
+  it('log every request, found by its id with `svc requests show` once written', async () => {
+    const response = await request(`${servers[0]?.url}/v1/scheduling/publishers?npi=1234567890`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    await response.body.dump()
+    const id = response.headers['x-request-id'] as string
+    // The log is written in batches of up to a second: poll the lookup rather than sleep a fixed time.
+    const logged = await vi.waitFor(() => runCliJson(['requests', 'show', id], env), {
+      timeout: 10_000,
+      interval: 250,
+    })
+    expect(logged).toMatchObject({
+      requestId: id,
+      org: 'acme',
+      keyId,
+      method: 'GET',
+      path: '/v1/scheduling/publishers',
+    })
+    expect(logged.status).toBe(429)
+    expect(JSON.stringify(logged)).not.toContain(key)
   })
 
   it('see a revocation at once in every process', async () => {

@@ -51,9 +51,15 @@ export function limitReached(
   return undefined
 }
 
+class Refused extends Error {
+  constructor(readonly refusal: Exclude<ReserveResult, { ok: true }>) {
+    super('limit reached')
+  }
+}
+
 /**
- * Counts requests per organization per UTC minute and month in the shared store. Reserve checks and
- * increments in one IMMEDIATE transaction, so several server processes on one file never overshoot;
+ * Counts requests per organization per UTC minute and month in the shared store. Reserve increments and
+ * checks in one IMMEDIATE transaction (rolled back when refused), so several server processes on one file never overshoot;
  * a request whose answer must not count (5xx) is refunded afterwards.
  */
 export class UsageCounter {
@@ -64,32 +70,39 @@ export class UsageCounter {
     db: Db,
     private readonly clock: Clock,
   ) {
-    const count = db.prepare('SELECT count FROM usage_counters WHERE org_id = ? AND period = ?').pluck()
-    const bump = db.prepare(
-      `INSERT INTO usage_counters (org_id, period, count) VALUES (?, ?, 1)
-       ON CONFLICT (org_id, period) DO UPDATE SET count = count + 1`,
-    )
+    const bump = db
+      .prepare(
+        `INSERT INTO usage_counters (org_id, period, count) VALUES (?, ?, 1)
+         ON CONFLICT (org_id, period) DO UPDATE SET count = count + 1 RETURNING count`,
+      )
+      .pluck()
     const drop = db.prepare(
       'UPDATE usage_counters SET count = count - 1 WHERE org_id = ? AND period = ? AND count > 0',
     )
+    // Count first and undo by rolling back when a limit refuses: the common (allowed) path is two statements.
     const reserve = db.transaction((orgId: number, plan: Plan, now: number): ReserveResult => {
       const minute = minutePeriod(now)
       const month = monthPeriod(now)
       const counts = {
-        minute: (count.get(orgId, minute) as number | undefined) ?? 0,
-        month: (count.get(orgId, month) as number | undefined) ?? 0,
+        minute: (bump.get(orgId, minute) as number) - 1,
+        month: (bump.get(orgId, month) as number) - 1,
       }
       const refusal = limitReached(plan, counts, now)
-      if (refusal) return refusal
-      bump.run(orgId, minute)
-      bump.run(orgId, month)
+      if (refusal) throw new Refused(refusal)
       return { ok: true, reservation: { orgId, minutePeriod: minute, monthPeriod: month } }
     })
     const refund = db.transaction((reservation: Reservation) => {
       drop.run(reservation.orgId, reservation.minutePeriod)
       drop.run(reservation.orgId, reservation.monthPeriod)
     })
-    this.#reserve = (orgId, plan, now) => reserve.immediate(orgId, plan, now)
+    this.#reserve = (orgId, plan, now) => {
+      try {
+        return reserve.immediate(orgId, plan, now)
+      } catch (error) {
+        if (error instanceof Refused) return error.refusal
+        throw error
+      }
+    }
     this.#refund = (reservation) => refund.immediate(reservation)
   }
 

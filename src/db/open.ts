@@ -39,3 +39,20 @@ export function isStoreUnavailable(error: unknown): boolean {
   }
   return UNAVAILABLE_CODES.test(error.code)
 }
+
+const statements = new WeakMap<Db, Map<string, Database.Statement>>()
+
+/** A statement prepared once per connection: preparing costs more than running a simple query. */
+export function cachedStatement(db: Db, sql: string): Database.Statement {
+  let cache = statements.get(db)
+  if (!cache) {
+    cache = new Map()
+    statements.set(db, cache)
+  }
+  let statement = cache.get(sql)
+  if (!statement) {
+    statement = db.prepare(sql)
+    cache.set(sql, statement)
+  }
+  return statement
+}

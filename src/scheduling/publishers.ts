@@ -1,4 +1,4 @@
-import type { Db } from '../db/open.js'
+import { cachedStatement, type Db } from '../db/open.js'
 
 export interface Publisher {
   slug: string
@@ -25,11 +25,13 @@ function toPublisher(row: {
 const SELECT = `SELECT slug, display_name AS displayName, manifest_url AS manifestUrl, enabled FROM publishers`
 
 export function listPublishers(db: Db): Publisher[] {
-  return (db.prepare(`${SELECT} ORDER BY slug`).all() as Parameters<typeof toPublisher>[0][]).map(toPublisher)
+  return (cachedStatement(db, `${SELECT} ORDER BY slug`).all() as Parameters<typeof toPublisher>[0][]).map(
+    toPublisher,
+  )
 }
 
 export function findPublisher(db: Db, slug: string): Publisher | undefined {
-  const row = db.prepare(`${SELECT} WHERE slug = ?`).get(slug) as
+  const row = cachedStatement(db, `${SELECT} WHERE slug = ?`).get(slug) as
     | Parameters<typeof toPublisher>[0]
     | undefined
   return row && toPublisher(row)
