@@ -14,8 +14,7 @@ async function burst(count: number, path = PATH) {
 
 const usageOf = (period: string) =>
   (t.server.db.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as
-    | number
-    | undefined) ?? 0
+    number | undefined) ?? 0
 
 describe('per-minute limit', () => {
   it('refuses the 61st request of a minute on Developer with Retry-After to the minute boundary', async () => {

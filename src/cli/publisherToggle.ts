@@ -6,8 +6,7 @@ import { SvcCommand } from './baseCommand.js'
 export function publisherToggle(enabled: boolean) {
   const verb = enabled ? 'enable' : 'disable'
   return class extends SvcCommand {
-    static override description =
-      `${enabled ? 'Enable' : 'Disable'} a publisher (${enabled ? 'synced and served again' : 'kept, but not synced'})`
+    static override description = `${enabled ? 'Enable' : 'Disable'} a publisher (${enabled ? 'synced and served again' : 'kept, but not synced'})`
     static override examples = [`<%= config.bin %> publishers ${verb} acme`]
     static override args = { slug: Args.string({ required: true, description: 'publisher slug' }) }
 

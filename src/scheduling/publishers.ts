@@ -32,8 +32,7 @@ export function listPublishers(db: Db): Publisher[] {
 
 export function findPublisher(db: Db, slug: string): Publisher | undefined {
   const row = cachedStatement(db, `${SELECT} WHERE slug = ?`).get(slug) as
-    | Parameters<typeof toPublisher>[0]
-    | undefined
+    Parameters<typeof toPublisher>[0] | undefined
   return row && toPublisher(row)
 }
 
