@@ -36,13 +36,9 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
         key TEXT NOT NULL UNIQUE,
         location TEXT NOT NULL,       -- JSON location summary
         provider TEXT,                -- JSON provider summary; a location may have no provider
-        city TEXT COLLATE NOCASE,
-        state TEXT COLLATE NOCASE,
         is_virtual INTEGER NOT NULL
       );
       CREATE INDEX sched_groups_publisher ON sched_groups(publisher);
-      CREATE INDEX sched_groups_state ON sched_groups(state, city);
-      CREATE INDEX sched_groups_city ON sched_groups(city);
 
       CREATE TABLE sched_group_npis (
         npi TEXT NOT NULL,
@@ -51,16 +47,26 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID;
       CREATE INDEX sched_group_npis_group ON sched_group_npis(group_id);
 
+      -- The group's searchable attributes are copied onto its series so that one index walk on one table
+      -- finds the series of a search.
       CREATE TABLE sched_series (
         id INTEGER PRIMARY KEY,
         group_id INTEGER NOT NULL,
+        publisher TEXT NOT NULL,
+        city TEXT COLLATE NOCASE,
+        state TEXT COLLATE NOCASE,
+        is_virtual INTEGER NOT NULL,
         schedule_id TEXT NOT NULL,
         service_types TEXT NOT NULL,  -- JSON [{system, code, display}]
         specialties TEXT NOT NULL,    -- JSON [{system, code, display}]: the provider's and the schedule's
         appointment_type TEXT,
-        accepting TEXT                -- patient-type code, NULL when the feed declares none
+        accepting TEXT,               -- patient-type code, NULL when the feed declares none
+        slot_count INTEGER NOT NULL DEFAULT 0  -- for choosing a query plan by the size of a match set
       );
       CREATE INDEX sched_series_group ON sched_series(group_id);
+      CREATE INDEX sched_series_publisher ON sched_series(publisher);
+      CREATE INDEX sched_series_state ON sched_series(state, city);
+      CREATE INDEX sched_series_city ON sched_series(city);
 
       -- kind 's' = service type, 'p' = specialty; token = system|code ('|code' without a system)
       CREATE TABLE sched_series_codes (

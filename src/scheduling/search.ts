@@ -28,11 +28,12 @@ export interface Page {
 }
 
 interface Query {
-  /** Selects the ids of the series that pass every filter but status and time. */
+  /** Selects the ids and sizes of the series that pass every filter but status and time. */
   seriesSql: string
+  seriesParams: Record<string, string | number>
   /** Conditions on `t` (sched_slots): status and time. */
   slotSql: string
-  params: Record<string, string | number>
+  slotParams: Record<string, string | number>
 }
 
 /**
@@ -41,29 +42,29 @@ interface Query {
  */
 function buildQuery(filters: SlotFilters): Query {
   const series = [
-    'p.enabled = 1',
+    'r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)',
     "(r.accepting IS NULL OR r.accepting <> 'nopt')", // nopt slots are kept but never served
   ]
-  const params: Record<string, string | number> = { status: SLOT_STATUSES.indexOf(filters.status) }
+  const params: Record<string, string | number> = {}
   if (filters.publisher !== undefined) {
-    series.push('g.publisher = @publisher')
+    series.push('r.publisher = @publisher')
     params.publisher = filters.publisher
   }
   if (filters.city !== undefined) {
-    series.push('g.city = @city')
+    series.push('r.city = @city')
     params.city = filters.city
   }
   if (filters.state !== undefined) {
-    series.push('g.state = @state')
+    series.push('r.state = @state')
     params.state = filters.state
   }
   if (filters.isVirtual !== undefined) {
-    series.push('g.is_virtual = @isVirtual')
+    series.push('r.is_virtual = @isVirtual')
     params.isVirtual = filters.isVirtual ? 1 : 0
   }
   if (filters.npi) {
     series.push(
-      'g.id IN (SELECT group_id FROM sched_group_npis WHERE npi IN (SELECT value FROM json_each(@npi)))',
+      'r.group_id IN (SELECT group_id FROM sched_group_npis WHERE npi IN (SELECT value FROM json_each(@npi)))',
     )
     params.npi = JSON.stringify(filters.npi)
   }
@@ -95,27 +96,61 @@ function buildQuery(filters: SlotFilters): Query {
     params.accepting = filters.acceptingPatients
   }
   filters.groupKeys.forEach((key, index) => {
-    series.push(`g.key = @key${index}`)
+    series.push(`r.group_id = (SELECT id FROM sched_groups WHERE key = @key${index})`)
     params[`key${index}`] = key
   })
 
   const slot = ['t.status = @status']
+  const slotParams: Record<string, string | number> = { status: SLOT_STATUSES.indexOf(filters.status) }
   if (filters.startAfter !== undefined) {
     slot.push('t.start_ms >= @startAfter')
-    params.startAfter = filters.startAfter
+    slotParams.startAfter = filters.startAfter
   }
   if (filters.startBefore !== undefined) {
     slot.push('t.start_ms <= @startBefore')
-    params.startBefore = filters.startBefore
+    slotParams.startBefore = filters.startBefore
   }
   return {
-    seriesSql: `SELECT r.id FROM sched_series r
-      JOIN sched_groups g ON g.id = r.group_id
-      JOIN publishers p ON p.slug = g.publisher
-      WHERE ${series.join(' AND ')}`,
+    seriesSql: `SELECT r.id, r.slot_count FROM sched_series r WHERE ${series.join(' AND ')}`,
+    seriesParams: params,
     slotSql: slot.join(' AND '),
-    params,
+    slotParams,
   }
+}
+
+/** The slots table's two access paths, named so that each query says which one it walks. */
+const BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
+const BY_START = 'sched_slots_by_start' // (status, start_ms, id)
+
+interface SeriesMatch {
+  /** JSON array of series ids, bound as one parameter. */
+  ids: string
+  /** Slots held by those series, before the status and time filters: the size of the work. */
+  slots: number
+}
+
+/**
+ * Series filters first, in one small query; then the slots of those series by index. SQLite cannot know how
+ * many slots a series set holds, so the caller picks the access path from `slots` rather than the planner.
+ */
+function matchSeries(db: Db, query: Query): SeriesMatch | undefined {
+  const rows = cachedStatement(db, query.seriesSql).raw().all(query.seriesParams) as [number, number][]
+  if (rows.length === 0) return undefined
+  let slots = 0
+  for (const row of rows) slots += row[1]
+  return { ids: JSON.stringify(rows.map((row) => row[0])), slots }
+}
+
+const servedSlots = (db: Db) =>
+  cachedStatement(db, 'SELECT total(slot_count) FROM publishers WHERE enabled = 1').pluck().get() as number
+
+/**
+ * Walking slots in start order and skipping non-members costs about (offset + limit) / density rows;
+ * collecting the members' slots and sorting costs about their number. Take the cheaper.
+ */
+function slotPath(db: Db, match: SeriesMatch, page: Page): string {
+  const all = servedSlots(db)
+  return match.slots * match.slots > (page.offset + page.limit) * all ? BY_START : BY_SERIES
 }
 
 interface SlotRowOut {
@@ -189,20 +224,30 @@ function toSlot(row: SlotRowOut, summaries: SummaryCache): Record<string, unknow
 
 export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const query = buildQuery(filters)
-  const matches = `FROM sched_slots t WHERE t.series_id IN (${query.seriesSql}) AND ${query.slotSql}`
-  const total = cachedStatement(db, `SELECT count(*) ${matches}`).pluck().get(query.params) as number
+  const match = matchSeries(db, query)
+  if (!match) return { slots: [], total: 0 }
+  const params = { ...query.slotParams, ids: match.ids }
+  const members = 't.series_id IN (SELECT value FROM json_each(@ids))'
+  const total = cachedStatement(
+    db,
+    `SELECT count(*) FROM sched_slots t INDEXED BY ${BY_SERIES} WHERE ${members} AND ${query.slotSql}`,
+  )
+    .pluck()
+    .get(params) as number
   if (total <= page.offset) return { slots: [], total }
   const rows = cachedStatement(
     db,
     `SELECT t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity,
             r.schedule_id, r.service_types, r.appointment_type, r.accepting,
             g.publisher, g.location, g.provider, g.is_virtual, p.transaction_time, p.synced_at
-     FROM (SELECT t.* ${matches} ORDER BY t.start_ms, t.id LIMIT @limit OFFSET @offset) t
+     FROM (SELECT t.* FROM sched_slots t INDEXED BY ${slotPath(db, match, page)}
+           WHERE ${members} AND ${query.slotSql}
+           ORDER BY t.start_ms, t.id LIMIT @limit OFFSET @offset) t
      JOIN sched_series r ON r.id = t.series_id
      JOIN sched_groups g ON g.id = r.group_id
      JOIN publishers p ON p.slug = g.publisher
      ORDER BY t.start_ms, t.id`,
-  ).all({ ...query.params, limit: page.limit, offset: page.offset }) as SlotRowOut[]
+  ).all({ ...params, limit: page.limit, offset: page.offset }) as SlotRowOut[]
   const summaries = new SummaryCache()
   return { slots: rows.map((row) => toSlot(row, summaries)), total }
 }
@@ -251,29 +296,31 @@ export function searchGroups(
   page: Page,
 ): { groups: GroupMatch[]; total: number } {
   const query = buildQuery(filters)
+  const match = matchSeries(db, query)
+  if (!match) return { groups: [], total: 0 }
+  const params = { ...query.slotParams, ids: match.ids }
   const matched = `SELECT r.group_id AS gid, count(*) AS n, min(t.start_ms) AS next,
       max(t.booking_link IS NOT NULL) AS online, max(t.booking_phone IS NOT NULL) AS phone
-    FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
-    WHERE t.series_id IN (${query.seriesSql}) AND ${query.slotSql}
+    FROM sched_slots t INDEXED BY ${BY_SERIES} JOIN sched_series r ON r.id = t.series_id
+    WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${query.slotSql}
     GROUP BY r.group_id`
   const rows = cachedStatement(
     db,
     `SELECT m.*, count(*) OVER () AS total, g.key, g.publisher, g.location, g.provider, g.is_virtual
      FROM (${matched}) m JOIN sched_groups g ON g.id = m.gid
      ORDER BY m.next, g.key LIMIT @limit OFFSET @offset`,
-  ).all({ ...query.params, limit: page.limit, offset: page.offset }) as GroupRowOut[]
+  ).all({ ...params, limit: page.limit, offset: page.offset }) as GroupRowOut[]
   const total =
-    rows[0]?.total ??
-    (cachedStatement(db, `SELECT count(*) FROM (${matched})`).pluck().get(query.params) as number)
+    rows[0]?.total ?? (cachedStatement(db, `SELECT count(*) FROM (${matched})`).pluck().get(params) as number)
   if (rows.length === 0) return { groups: [], total }
 
   // What the matching series of each group on the page declare, for the group's merged attributes.
   const attributes = cachedStatement(
     db,
     `SELECT r.group_id AS gid, r.service_types, r.specialties, r.accepting FROM sched_series r
-     WHERE r.group_id IN (SELECT value FROM json_each(@groups)) AND r.id IN (${query.seriesSql})
+     WHERE r.group_id IN (SELECT value FROM json_each(@groups)) AND r.id IN (SELECT value FROM json_each(@ids))
        AND EXISTS (SELECT 1 FROM sched_slots t WHERE t.series_id = r.id AND ${query.slotSql})`,
-  ).all({ ...query.params, groups: JSON.stringify(rows.map((row) => row.gid)) }) as {
+  ).all({ ...params, groups: JSON.stringify(rows.map((row) => row.gid)) }) as {
     gid: number
     service_types: string
     specialties: string
@@ -308,8 +355,8 @@ export function listCodings(db: Db, column: 'service_types' | 'specialties'): Co
   const lists = cachedStatement(
     db,
     `SELECT DISTINCT r.${column} FROM sched_series r
-     JOIN sched_groups g ON g.id = r.group_id JOIN publishers p ON p.slug = g.publisher
-     WHERE p.enabled = 1 AND (r.accepting IS NULL OR r.accepting <> 'nopt')`,
+     WHERE r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)
+       AND (r.accepting IS NULL OR r.accepting <> 'nopt')`,
   )
     .pluck()
     .all() as string[]

@@ -38,6 +38,7 @@ const token = (coding: Coding) => `${coding.system ?? ''}|${coding.code}`
 export class SlotWriter {
   readonly #groupIds = new Map<string, number>()
   readonly #seriesIds = new Map<string, number>()
+  readonly #seriesSlots = new Map<number, number>()
   readonly #insertGroup
   readonly #insertNpi
   readonly #insertSeries
@@ -46,17 +47,17 @@ export class SlotWriter {
   written = 0
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly publisher: string,
   ) {
     this.#insertGroup = db.prepare(
-      `INSERT INTO sched_groups (publisher, key, location, provider, city, state, is_virtual)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO sched_groups (publisher, key, location, provider, is_virtual) VALUES (?, ?, ?, ?, ?)`,
     )
     this.#insertNpi = db.prepare('INSERT OR IGNORE INTO sched_group_npis (npi, group_id) VALUES (?, ?)')
     this.#insertSeries = db.prepare(
-      `INSERT INTO sched_series (group_id, schedule_id, service_types, specialties, appointment_type, accepting)
-       VALUES (?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO sched_series (group_id, publisher, city, state, is_virtual,
+         schedule_id, service_types, specialties, appointment_type, accepting)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     this.#insertCode = db.prepare(
       'INSERT OR IGNORE INTO sched_series_codes (kind, code, token, series_id) VALUES (?, ?, ?, ?)',
@@ -77,8 +78,6 @@ export class SlotWriter {
         group.key,
         JSON.stringify(group.location),
         group.provider ? JSON.stringify(group.provider) : null,
-        group.location.city ?? null,
-        group.location.state ?? null,
         group.isVirtual ? 1 : 0,
       ).lastInsertRowid,
     )
@@ -89,17 +88,20 @@ export class SlotWriter {
 
   /** The series of a schedule with a slot's own attributes; one row per distinct combination. */
   seriesId(schedule: ScheduleModel, attributes: SeriesAttributes): number {
-    const signature = JSON.stringify([
-      schedule.id,
-      attributes.serviceTypes,
-      attributes.appointmentType,
-      attributes.accepting,
-    ])
+    // Most slots inherit their schedule's service types: only a slot's own list needs serialising.
+    const ownTypes =
+      attributes.serviceTypes === schedule.serviceTypes ? '' : JSON.stringify(attributes.serviceTypes)
+    const signature = `${schedule.id}\u0000${ownTypes}\u0000${attributes.appointmentType ?? ''}\u0000${attributes.accepting ?? ''}`
     const known = this.#seriesIds.get(signature)
     if (known !== undefined) return known
+    const { group } = schedule
     const id = Number(
       this.#insertSeries.run(
-        this.#groupId(schedule.group),
+        this.#groupId(group),
+        this.publisher,
+        group.location.city ?? null,
+        group.location.state ?? null,
+        group.isVirtual ? 1 : 0,
         schedule.id,
         JSON.stringify(attributes.serviceTypes),
         JSON.stringify(schedule.specialties),
@@ -125,7 +127,15 @@ export class SlotWriter {
       slot.bookingPhone,
       slot.capacity,
     )
-    if (changes > 0) this.written++
-    return changes > 0
+    if (changes === 0) return false
+    this.written++
+    this.#seriesSlots.set(seriesId, (this.#seriesSlots.get(seriesId) ?? 0) + 1)
+    return true
+  }
+
+  /** Records each series' slot count, which search uses to pick its plan; call once all slots are in. */
+  finish(): void {
+    const update = this.db.prepare('UPDATE sched_series SET slot_count = ? WHERE id = ?')
+    for (const [id, count] of this.#seriesSlots) update.run(count, id)
   }
 }

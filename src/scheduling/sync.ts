@@ -220,6 +220,7 @@ async function importFeed(
         if (!inserted) problems.add({ file, line, message: `Slot ${slot.id} repeats an earlier line` })
       })
     }
+    writer.finish()
     db.prepare(
       `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
          transaction_time = ?, synced_at = ?, slot_count = ? WHERE slug = ?`,
