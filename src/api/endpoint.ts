@@ -63,7 +63,7 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   /** Path parameters, checked like query ones. */
   pathParams?: Record<string, ParamSpec>
   /** Rules that involve several parameters ("cannot stand alone"); run after each value passed. */
-  rules?: (values: ParamValues<P>) => ParamIssue[]
+  rules?: (values: ParamValues<P>, services: Services) => ParamIssue[]
   /** A JSON body is read, at most this many bytes. */
   body?: { maxBytes: number; description: string }
   responses: Record<number, ResponseDoc>
@@ -101,7 +101,7 @@ export async function invokeEndpoint(
     const path = checkParams(endpoint.pathParams, raw)
     if (!path.ok) throw ApiError.invalid(path.issues)
   }
-  const ruleIssues = endpoint.rules?.(checked.values) ?? []
+  const ruleIssues = endpoint.rules?.(checked.values, services) ?? []
   if (ruleIssues.length > 0) throw ApiError.invalid(ruleIssues)
   return endpoint.handler(
     {
