@@ -13,12 +13,16 @@ export interface Services {
   db: Db
   config: Config
   clock: Clock
+  /** How upstream clients wait before their one retry; injected in tests so retries cost no wall time. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
   /** The endpoint table itself, for the documents generated from it and for batch dispatch. */
   routes: Routes
 }
 
 export interface EndpointRequest<P extends ParamShape> {
   params: ParamValues<P>
+  /** The query as received, for self links. */
+  query: URLSearchParams
   pathParams: Record<string, string>
   /** Parsed JSON body, for endpoints that declare one. */
   body: unknown
@@ -106,6 +110,7 @@ export async function invokeEndpoint(
   return endpoint.handler(
     {
       params: checked.values,
+      query: invocation.query,
       pathParams: invocation.pathParams,
       body: invocation.body,
       owner: invocation.owner,

@@ -113,7 +113,10 @@ export const param = {
 }
 
 /** The same declaration under another FHIR search type (a string-valued reference or token, say). */
-export function asFhirType<S extends z.ZodType>(declared: ParamSpec<S>, fhirType: FhirSearchType): ParamSpec<S> {
+export function asFhirType<S extends z.ZodType>(
+  declared: ParamSpec<S>,
+  fhirType: FhirSearchType,
+): ParamSpec<S> {
   return { ...declared, fhirType }
 }
 

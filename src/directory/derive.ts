@@ -10,10 +10,12 @@ export interface SearchRows {
 
 type Json = Record<string, unknown>
 
-const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value])
+const list = (value: unknown): unknown[] =>
+  Array.isArray(value) ? value : value === undefined ? [] : [value]
 const objects = (value: unknown): Json[] =>
   list(value).filter((item): item is Json => typeof item === 'object' && item !== null)
-const text = (value: unknown): string[] => list(value).filter((item): item is string => typeof item === 'string')
+const text = (value: unknown): string[] =>
+  list(value).filter((item): item is string => typeof item === 'string')
 
 /** The id a Reference points at when it names `type` (relative, absolute or versioned). */
 export function referencedId(reference: unknown, type: string): string | undefined {
@@ -79,7 +81,12 @@ function practitionerNames(resource: Json): Record<string, string> {
     ...text(name.family),
     ...text(name.suffix),
   ])
-  return { name: joined(whole), family: joined(family), given: joined(given), ...addressColumns(resource.address) }
+  return {
+    name: joined(whole),
+    family: joined(family),
+    given: joined(given),
+    ...addressColumns(resource.address),
+  }
 }
 
 function nameColumns(type: NamedType, resource: Json): string[] {
@@ -87,7 +94,10 @@ function nameColumns(type: NamedType, resource: Json): string[] {
     type === 'Practitioner'
       ? practitionerNames(resource)
       : type === 'Organization'
-        ? { name: joined([...text(resource.name), ...text(resource.alias)]), ...addressColumns(resource.address) }
+        ? {
+            name: joined([...text(resource.name), ...text(resource.alias)]),
+            ...addressColumns(resource.address),
+          }
         : { name: joined(text(resource.name)) }
   return NAME_COLUMNS[type].map((column) => values[column] ?? '')
 }
@@ -111,7 +121,8 @@ export function deriveSearchRows(type: DirectoryType, resource: Json): SearchRow
       // For a network the primary organization is the network itself (spec, OrganizationAffiliation).
       out.ref(REF_PARAMS.affiliationPrimary, resource.organization, 'Organization')
       out.ref(REF_PARAMS.affiliationPrimary, resource.network, 'Organization')
-      if (typeof resource.active === 'boolean') out.token(TOKEN_PARAMS.affiliationActive, '', String(resource.active))
+      if (typeof resource.active === 'boolean')
+        out.token(TOKEN_PARAMS.affiliationActive, '', String(resource.active))
       break
     case 'Endpoint':
       out.ref(REF_PARAMS.endpointOrganization, resource.managingOrganization, 'Organization')

@@ -1,7 +1,15 @@
 import type Database from 'better-sqlite3'
 import type { Db } from '../db/open.js'
 import { deriveSearchRows } from './derive.js'
-import { DIRECTORY_TYPES, type DirectoryType, ID_PATTERN, isDirectoryType, NAME_COLUMNS, type NamedType, nameTable } from './model.js'
+import {
+  DIRECTORY_TYPES,
+  type DirectoryType,
+  ID_PATTERN,
+  isDirectoryType,
+  NAME_COLUMNS,
+  type NamedType,
+  nameTable,
+} from './model.js'
 import { RELEASE_TABLES, releaseIndexesSql, releaseTablesSql } from './schema.js'
 import { decoded, type ImportSource, linesOf, SourceError } from './sources.js'
 
@@ -64,9 +72,10 @@ function dropStaging(db: Db, release: number): void {
 }
 
 function clearDebris(db: Db): void {
-  const loading = db
-    .prepare("SELECT id, pid FROM directory_releases WHERE state = 'loading'")
-    .all() as { id: number; pid: number | null }[]
+  const loading = db.prepare("SELECT id, pid FROM directory_releases WHERE state = 'loading'").all() as {
+    id: number
+    pid: number | null
+  }[]
   for (const release of loading) {
     if (release.pid !== process.pid && alive(release.pid)) continue
     dropStaging(db, release.id)
@@ -138,14 +147,14 @@ export async function importDirectory(
   clearDebris(db)
   const release = Number(
     db
-      .prepare(
-        "INSERT INTO directory_releases (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)",
-      )
+      .prepare("INSERT INTO directory_releases (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)")
       .run(process.pid, new Date(started).toISOString(), JSON.stringify(sources.map((source) => source.name)))
       .lastInsertRowid,
   )
   const suffix = `__r${release}`
-  const types = Object.fromEntries(DIRECTORY_TYPES.map((type) => [type, { imported: 0, skipped: 0 }])) as ImportSummary['types']
+  const types = Object.fromEntries(
+    DIRECTORY_TYPES.map((type) => [type, { imported: 0, skipped: 0 }]),
+  ) as ImportSummary['types']
   const ignored: Record<string, number> = {}
   const problems: ImportProblem[] = []
   let skipped = 0
@@ -173,7 +182,12 @@ export async function importDirectory(
         return
       }
       if (!write(checked.type, checked.id, json, checked.parsed)) {
-        return problem(source, line, `duplicate ${checked.type}/${checked.id}: the release already holds it`, checked.type)
+        return problem(
+          source,
+          line,
+          `duplicate ${checked.type}/${checked.id}: the release already holds it`,
+          checked.type,
+        )
       }
       imported++
       types[checked.type].imported++
@@ -211,7 +225,15 @@ export async function importDirectory(
     if (imported === 0) throw new ImportError('The sources hold no directory resources; nothing changed')
     db.exec(releaseIndexesSql(suffix, release))
 
-    const summary: ImportSummary = { release, types, ignored, imported, skipped, problems, durationMs: now() - started }
+    const summary: ImportSummary = {
+      release,
+      types,
+      ignored,
+      imported,
+      skipped,
+      problems,
+      durationMs: now() - started,
+    }
     goLive(db, release, summary, now)
     return summary
   } catch (error) {
@@ -232,7 +254,9 @@ function goLive(db: Db, release: number, summary: ImportSummary, now: () => numb
     for (const table of RELEASE_TABLES) db.exec(`DROP TABLE ${table}`)
     for (const table of RELEASE_TABLES) db.exec(`ALTER TABLE ${table}__r${release} RENAME TO ${table}`)
     db.prepare("UPDATE directory_releases SET state = 'replaced' WHERE state = 'active'").run()
-    db.prepare("UPDATE directory_releases SET state = 'active', finished_at = ?, summary = ? WHERE id = ?").run(
+    db.prepare(
+      "UPDATE directory_releases SET state = 'active', finished_at = ?, summary = ? WHERE id = ?",
+    ).run(
       new Date(now()).toISOString(),
       JSON.stringify({ types: summary.types, ignored: summary.ignored, skipped: summary.skipped }),
       release,

@@ -9,7 +9,11 @@ export const DEFAULT_COUNT = 10
 
 type Optional<S extends z.ZodType> = z.ZodOptional<S>
 
-function custom<S extends z.ZodType>(schema: S, description: string, fhirType: FhirSearchType): ParamSpec<Optional<S>> {
+function custom<S extends z.ZodType>(
+  schema: S,
+  description: string,
+  fhirType: FhirSearchType,
+): ParamSpec<Optional<S>> {
   return { schema: schema.optional(), description, repeatable: false, fhirType }
 }
 
@@ -34,7 +38,9 @@ function reference(type: string, description: string, allowUrl: boolean) {
       if (bare) return { id: bare }
       const relative = new RegExp(`^${type}/([A-Za-z0-9\\-.]{1,64})$`).exec(value)
       if (relative?.[1]) return { id: relative[1] }
-      const absolute = allowUrl ? new RegExp(`^(https?://.+)/${type}/([A-Za-z0-9\\-.]{1,64})$`).exec(value) : null
+      const absolute = allowUrl
+        ? new RegExp(`^(https?://.+)/${type}/([A-Za-z0-9\\-.]{1,64})$`).exec(value)
+        : null
       if (absolute?.[1] && absolute[2]) return { id: absolute[2], url: absolute[1] }
       ctx.addIssue({ code: 'custom', message: `must be ${forms}` })
       return z.NEVER
@@ -128,15 +134,27 @@ const ENDPOINT_CONNECTION_TYPES = [
 ] as const
 
 const includes = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
-  param.repeatable(z.enum(values, { error: `must be one of ${values.join(', ')}` }), description, 16, 'special')
+  param.repeatable(
+    z.enum(values, { error: `must be one of ${values.join(', ')}` }),
+    description,
+    16,
+    'special',
+  )
 
 const identifierToken = (description: string) => token(description)
 
 /** Declarations shared by every directory search. */
 const paging = {
-  _count: param.integer(1, MAX_COUNT, `Page size, 1..${MAX_COUNT} (default ${DEFAULT_COUNT}); a larger value is refused, not reduced.`),
+  _count: param.integer(
+    1,
+    MAX_COUNT,
+    `Page size, 1..${MAX_COUNT} (default ${DEFAULT_COUNT}); a larger value is refused, not reduced.`,
+  ),
   page: asFhirType(
-    param.string('Opaque continuation cursor from a `next` link; expires. Carries the whole search: send it alone.', { max: 8192 }),
+    param.string(
+      'Opaque continuation cursor from a `next` link; expires. Carries the whole search: send it alone.',
+      { max: 8192 },
+    ),
     'special',
   ),
 }
@@ -149,19 +167,33 @@ const summaryCount = param.enumeration(
 export const SEARCH_PARAMS = {
   Practitioner: {
     identifier: npiIdentifier,
-    name: name('Matches across the whole name: every word prefixes a word of the name (case and accents ignored).'),
+    name: name(
+      'Matches across the whole name: every word prefixes a word of the name (case and accents ignored).',
+    ),
     family: name('Family name, word by word as a prefix.'),
     given: name('A given name, word by word as a prefix.'),
-    'address-city': name('Narrows a name search to practitioners with an address in this city; cannot stand alone.'),
-    'address-state': name('Narrows a name search to practitioners with an address in this state; cannot stand alone.', 64),
+    'address-city': name(
+      'Narrows a name search to practitioners with an address in this city; cannot stand alone.',
+    ),
+    'address-state': name(
+      'Narrows a name search to practitioners with an address in this state; cannot stand alone.',
+      64,
+    ),
     _include: asFhirType(
-      param.enumeration(['PractitionerRole:practitioner'] as const, 'PractitionerRole:practitioner adds the roles to the bundle.'),
+      param.enumeration(
+        ['PractitionerRole:practitioner'] as const,
+        'PractitionerRole:practitioner adds the roles to the bundle.',
+      ),
       'special',
     ),
     ...paging,
   },
   PractitionerRole: {
-    practitioner: reference('Practitioner', 'A Practitioner id or Practitioner/<id>; required unless page is given.', false),
+    practitioner: reference(
+      'Practitioner',
+      'A Practitioner id or Practitioner/<id>; required unless page is given.',
+      false,
+    ),
     ...paging,
   },
   OrganizationAffiliation: {
@@ -193,14 +225,20 @@ export const SEARCH_PARAMS = {
     organization: reference('Organization', 'Endpoints one organization manages.', true),
     'connection-type': token(
       'A code of http://terminology.hl7.org/CodeSystem/endpoint-connection-type, bare or system|code; narrows only.',
-      { system: 'http://terminology.hl7.org/CodeSystem/endpoint-connection-type', codes: ENDPOINT_CONNECTION_TYPES },
+      {
+        system: 'http://terminology.hl7.org/CodeSystem/endpoint-connection-type',
+        codes: ENDPOINT_CONNECTION_TYPES,
+      },
     ),
     status: param.enumeration(
       ['active', 'suspended', 'error', 'off', 'entered-in-error', 'test'] as const,
       'Endpoint status; narrows only.',
     ),
     name: name('Matches the endpoint name; narrows only.'),
-    _include: includes(['Endpoint:organization'] as const, 'Endpoint:organization adds the managing organizations.'),
+    _include: includes(
+      ['Endpoint:organization'] as const,
+      'Endpoint:organization adds the managing organizations.',
+    ),
     _id: idParam,
     _summary: summaryCount,
     ...paging,
@@ -210,8 +248,13 @@ export const SEARCH_PARAMS = {
     identifier: identifierToken('An identifier: value or system|value.'),
     name: name('Matches the name or an alias: every word prefixes a word of it.'),
     type: token('Organization type: code or system|code (e.g. prvgrp, payer, ntwk).'),
-    'address-city': name('Narrows a search to organizations with an address in this city; cannot stand alone.'),
-    'address-state': name('Narrows a search to organizations with an address in this state; cannot stand alone.', 64),
+    'address-city': name(
+      'Narrows a search to organizations with an address in this city; cannot stand alone.',
+    ),
+    'address-state': name(
+      'Narrows a search to organizations with an address in this state; cannot stand alone.',
+      64,
+    ),
     ...paging,
   },
   HealthcareService: {
@@ -222,6 +265,7 @@ export const SEARCH_PARAMS = {
     location: reference('Location', 'Services offered at a location.', true),
     'service-type': token('Service type: code or system|code.'),
     specialty: token('Specialty: code or system|code.'),
+    _summary: summaryCount,
     ...paging,
   },
 } as const
@@ -251,7 +295,10 @@ export function searchRules(kind: SearchKind, values: SearchValues, baseUrl: str
   const sent = Object.keys(values).filter((name) => given(values, name) && name !== '_format')
   if (given(values, 'page')) {
     for (const name of sent.filter((name) => name !== 'page')) {
-      issues.push({ path: [name], message: `"${name}" cannot be sent with page: the cursor carries the whole search` })
+      issues.push({
+        path: [name],
+        message: `"${name}" cannot be sent with page: the cursor carries the whole search`,
+      })
     }
     return issues
   }
@@ -260,10 +307,11 @@ export function searchRules(kind: SearchKind, values: SearchValues, baseUrl: str
   if (!hasCriterion) {
     const narrowers = sent.filter((name) => !NEUTRAL.has(name) && !criteria.includes(name))
     if (narrowers.length > 0) {
+      const needed = kind === 'Practitioner' ? PRACTITIONER_NAMES : criteria
       for (const name of narrowers) {
         issues.push({
           path: [name],
-          message: `"${name}" narrows a search and cannot stand alone; give ${criteria.join(', ')} as well`,
+          message: `"${name}" narrows a search and cannot stand alone; give ${needed.join(', ')} as well`,
         })
       }
     } else {
@@ -276,7 +324,10 @@ export function searchRules(kind: SearchKind, values: SearchValues, baseUrl: str
   if (kind === 'Practitioner' && !PRACTITIONER_NAMES.some((name) => given(values, name))) {
     for (const name of ['address-city', 'address-state'].filter((name) => given(values, name))) {
       if (hasCriterion)
-        issues.push({ path: [name], message: `"${name}" narrows a name search; give name, family or given with it` })
+        issues.push({
+          path: [name],
+          message: `"${name}" narrows a name search; give name, family or given with it`,
+        })
     }
   }
   if (values._summary === 'count') {

@@ -60,7 +60,8 @@ export async function resolveSources(inputs: string[], userAgent = 'svc-import')
     })
     if (info.isDirectory()) {
       const names = (await readdir(input)).filter((name) => DATA_FILE.test(name)).sort()
-      if (names.length === 0) throw new SourceError(`${input}: no .ndjson/.jsonl/.json files (plain, .gz or .zst)`)
+      if (names.length === 0)
+        throw new SourceError(`${input}: no .ndjson/.jsonl/.json files (plain, .gz or .zst)`)
       sources.push(...names.map((name) => fileSource(join(input, name))))
     } else {
       sources.push(fileSource(input))

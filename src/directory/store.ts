@@ -21,7 +21,12 @@ const marks = (count: number) => Array.from({ length: count }, () => '?').join('
 function driver(criterion: Criterion): { from: string; rid: string; args: unknown[]; distinct: boolean } {
   switch (criterion.kind) {
     case 'id':
-      return { from: 'dir_resource d WHERE d.type = ? AND d.id = ?', rid: 'd.rid', args: [criterion.type, criterion.id], distinct: false }
+      return {
+        from: 'dir_resource d WHERE d.type = ? AND d.id = ?',
+        rid: 'd.rid',
+        args: [criterion.type, criterion.id],
+        distinct: false,
+      }
     case 'token':
       return {
         from: `dir_token d WHERE d.param = ? AND d.code = ?${criterion.systems ? ` AND d.system IN (${marks(criterion.systems.length)})` : ''}`,
@@ -30,10 +35,20 @@ function driver(criterion: Criterion): { from: string; rid: string; args: unknow
         distinct: true,
       }
     case 'ref':
-      return { from: 'dir_ref d WHERE d.param = ? AND d.target = ?', rid: 'd.rid', args: [criterion.param, criterion.target], distinct: true }
+      return {
+        from: 'dir_ref d WHERE d.param = ? AND d.target = ?',
+        rid: 'd.rid',
+        args: [criterion.param, criterion.target],
+        distinct: true,
+      }
     case 'name': {
       const table = nameTable(criterion.type)
-      return { from: `${table} WHERE ${table} MATCH ?`, rid: `${table}.rowid`, args: [criterion.match], distinct: false }
+      return {
+        from: `${table} WHERE ${table} MATCH ?`,
+        rid: `${table}.rowid`,
+        args: [criterion.match],
+        distinct: false,
+      }
     }
   }
 }
@@ -41,17 +56,26 @@ function driver(criterion: Criterion): { from: string; rid: string; args: unknow
 function filter(criterion: Criterion, rid: string): Sql {
   switch (criterion.kind) {
     case 'id':
-      return { text: `EXISTS (SELECT 1 FROM dir_resource x WHERE x.rid = ${rid} AND x.type = ? AND x.id = ?)`, args: [criterion.type, criterion.id] }
+      return {
+        text: `EXISTS (SELECT 1 FROM dir_resource x WHERE x.rid = ${rid} AND x.type = ? AND x.id = ?)`,
+        args: [criterion.type, criterion.id],
+      }
     case 'token':
       return {
         text: `EXISTS (SELECT 1 FROM dir_token x WHERE x.param = ? AND x.code = ? AND x.rid = ${rid}${criterion.systems ? ` AND x.system IN (${marks(criterion.systems.length)})` : ''})`,
         args: [criterion.param, criterion.code, ...(criterion.systems ?? [])],
       }
     case 'ref':
-      return { text: `EXISTS (SELECT 1 FROM dir_ref x WHERE x.param = ? AND x.target = ? AND x.rid = ${rid})`, args: [criterion.param, criterion.target] }
+      return {
+        text: `EXISTS (SELECT 1 FROM dir_ref x WHERE x.param = ? AND x.target = ? AND x.rid = ${rid})`,
+        args: [criterion.param, criterion.target],
+      }
     case 'name': {
       const table = nameTable(criterion.type)
-      return { text: `${rid} IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)`, args: [criterion.match] }
+      return {
+        text: `${rid} IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)`,
+        args: [criterion.match],
+      }
     }
   }
 }
@@ -85,13 +109,18 @@ export class DirectoryStore {
 
   /** The live release's number (0 before any import); cursors name it so a reload is noticed. */
   release(): number {
-    return cachedStatement(this.db, "SELECT coalesce(max(id), 0) FROM directory_releases WHERE state = 'active'")
+    return cachedStatement(
+      this.db,
+      "SELECT coalesce(max(id), 0) FROM directory_releases WHERE state = 'active'",
+    )
       .pluck()
       .get() as number
   }
 
   read(type: DirectoryType, id: string): Record<string, unknown> | undefined {
-    const json = cachedStatement(this.db, 'SELECT json FROM dir_resource WHERE type = ? AND id = ?').pluck().get(type, id)
+    const json = cachedStatement(this.db, 'SELECT json FROM dir_resource WHERE type = ? AND id = ?')
+      .pluck()
+      .get(type, id)
     return typeof json === 'string' ? (JSON.parse(json) as Record<string, unknown>) : undefined
   }
 
@@ -106,19 +135,26 @@ export class DirectoryStore {
 
   count(criteria: readonly Criterion[]): number {
     const sql = matchSql(criteria)
-    return cachedStatement(this.db, `SELECT count(*) FROM (${sql.select})`).pluck().get(...sql.args) as number
+    return cachedStatement(this.db, `SELECT count(*) FROM (${sql.select})`)
+      .pluck()
+      .get(...sql.args) as number
   }
 
   /** The roles that name one practitioner, for `_include=PractitionerRole:practitioner`. */
   rolesOf(practitionerId: string): Record<string, unknown>[] {
-    const rids = cachedStatement(this.db, 'SELECT rid FROM dir_ref WHERE param = ? AND target = ? ORDER BY rid')
+    const rids = cachedStatement(
+      this.db,
+      'SELECT rid FROM dir_ref WHERE param = ? AND target = ? ORDER BY rid',
+    )
       .pluck()
       .all(REF_PARAMS.rolePractitioner, practitionerId) as number[]
     return rids.map((rid) => this.#byRid(rid))
   }
 
   #byRid(rid: number): Record<string, unknown> {
-    const json = cachedStatement(this.db, 'SELECT json FROM dir_resource WHERE rid = ?').pluck().get(rid) as string
+    const json = cachedStatement(this.db, 'SELECT json FROM dir_resource WHERE rid = ?')
+      .pluck()
+      .get(rid) as string
     return JSON.parse(json) as Record<string, unknown>
   }
 }

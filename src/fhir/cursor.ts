@@ -52,13 +52,18 @@ export class CursorCodec {
   /** The state sealed for `kind`; a 400 naming `page` when the cursor is altered, foreign or expired. */
   open<T>(kind: string, cursor: string): T {
     const [body, signature, extra] = cursor.split('.')
-    if (!body || !signature || extra !== undefined) throw refused('"page" is not a cursor issued by this service')
+    if (!body || !signature || extra !== undefined)
+      throw refused('"page" is not a cursor issued by this service')
     const expected = mac(cursorSecret(this.db), body)
     const given = Buffer.from(signature, 'base64url')
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw refused('"page" is not a cursor issued by this service (altered or from another database)')
     }
-    const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { k: string; e: number; s: T }
+    const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as {
+      k: string
+      e: number
+      s: T
+    }
     if (payload.k !== kind) throw refused(`"page" continues a ${payload.k} search, not a ${kind} search`)
     if (payload.e <= this.clock()) {
       throw refused(
