@@ -255,6 +255,7 @@ export const SEARCH_PARAMS = {
       'Narrows a search to organizations with an address in this state; cannot stand alone.',
       64,
     ),
+    _summary: summaryCount,
     ...paging,
   },
   HealthcareService: {
