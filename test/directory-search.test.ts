@@ -6,14 +6,19 @@ let t: TestServer
 const BASE = '/v1/fhir/r4'
 const get = (path: string) => t.get(`${BASE}/${path}`, bearer(t.key))
 const ids = (bundle: any, mode = 'match') =>
-  (bundle.entry ?? []).filter((entry: any) => entry.search.mode === mode).map((entry: any) => entry.resource.id)
+  (bundle.entry ?? [])
+    .filter((entry: any) => entry.search.mode === mode)
+    .map((entry: any) => entry.resource.id)
 const expressions = (outcome: any) => outcome.issue.map((issue: any) => issue.expression?.[0]).sort()
-const next = (bundle: any) => bundle.link.find((link: any) => link.relation === 'next')?.url as string | undefined
+const next = (bundle: any) =>
+  bundle.link.find((link: any) => link.relation === 'next')?.url as string | undefined
 
 const practitioners = fixture('Practitioner')
 const affiliations = fixture('OrganizationAffiliation')
 const NETWORK = 'plannet-network-HPID010000'
-const inNetwork = affiliations.filter((a) => a.network?.some((n: any) => n.reference === `Organization/${NETWORK}`))
+const inNetwork = affiliations.filter((a) =>
+  a.network?.some((n: any) => n.reference === `Organization/${NETWORK}`),
+)
 
 beforeAll(async () => {
   t = await startTestServer({ plan: 'scale' })
@@ -65,14 +70,20 @@ describe('Practitioner', () => {
     const family = sample.name[0].family as string
     const given = sample.name[0].given[0] as string
     const expected = practitioners
-      .filter((p) => p.name.some((n: any) => n.family.toLowerCase().startsWith(family.slice(0, 3).toLowerCase())))
+      .filter((p) =>
+        p.name.some((n: any) => n.family.toLowerCase().startsWith(family.slice(0, 3).toLowerCase())),
+      )
       .map((p) => p.id)
     const byFamily = await get(`Practitioner?family=${family.slice(0, 3).toUpperCase()}&_count=100`)
     expect(ids(byFamily.json).sort()).toEqual(expected.sort())
     const accented = family.replace(/o/, 'ö').replace(/e/, 'é').replace(/a/, 'á')
-    const whole = await get(`Practitioner?name=${encodeURIComponent(`${given.slice(0, 3)} ${accented.toLowerCase()}`)}`)
+    const whole = await get(
+      `Practitioner?name=${encodeURIComponent(`${given.slice(0, 3)} ${accented.toLowerCase()}`)}`,
+    )
     expect(ids(whole.json)).toContain(sample.id)
-    expect((await get(`Practitioner?given=${given.toLowerCase()}&family=${family}`)).json.entry.length).toBeGreaterThan(0)
+    expect(
+      (await get(`Practitioner?given=${given.toLowerCase()}&family=${family}`)).json.entry.length,
+    ).toBeGreaterThan(0)
     expect(ids((await get('Practitioner?name=zzzzqqq')).json)).toEqual([])
   })
 
@@ -107,9 +118,13 @@ describe('Practitioner', () => {
   })
 
   it('adds the roles with _include, outside the _count', async () => {
-    const response = await get(`Practitioner?identifier=${npi}&_include=PractitionerRole:practitioner&_count=1`)
+    const response = await get(
+      `Practitioner?identifier=${npi}&_include=PractitionerRole:practitioner&_count=1`,
+    )
     expect(ids(response.json)).toEqual([sample.id])
-    const roles = fixture('PractitionerRole').filter((r) => r.practitioner.reference === `Practitioner/${sample.id}`)
+    const roles = fixture('PractitionerRole').filter(
+      (r) => r.practitioner.reference === `Practitioner/${sample.id}`,
+    )
     expect(ids(response.json, 'include').sort()).toEqual(roles.map((r) => r.id).sort())
     expect(roles.length).toBeGreaterThan(0)
     expect(next(response.json)).toBeUndefined()
@@ -170,7 +185,9 @@ describe('page cursors', () => {
 describe('OrganizationAffiliation', () => {
   const listed = inNetwork[0]
   const participant = listed.participatingOrganization.reference.split('/')[1] as string
-  const outsider = affiliations.find((a) => !a.network.some((n: any) => n.reference === `Organization/${NETWORK}`))
+  const outsider = affiliations.find(
+    (a) => !a.network.some((n: any) => n.reference === `Organization/${NETWORK}`),
+  )
   const outsiderOrg = outsider.participatingOrganization.reference.split('/')[1] as string
 
   it('answers whether the directory lists an organization in a network, in every value form', async () => {
@@ -204,7 +221,9 @@ describe('OrganizationAffiliation', () => {
   })
 
   it('refuses another server address, active alone, and _summary=count with _include, _count or page', async () => {
-    const foreign = await get(`OrganizationAffiliation?network=${encodeURIComponent(`https://elsewhere.example/fhir/Organization/${NETWORK}`)}`)
+    const foreign = await get(
+      `OrganizationAffiliation?network=${encodeURIComponent(`https://elsewhere.example/fhir/Organization/${NETWORK}`)}`,
+    )
     expect(foreign.status).toBe(400)
     expect(expressions(foreign.json)).toEqual(['network'])
     expect(expressions((await get('OrganizationAffiliation?active=true')).json)).toEqual(['active'])
@@ -213,9 +232,13 @@ describe('OrganizationAffiliation', () => {
       `OrganizationAffiliation?network=${NETWORK}&_summary=count&_count=5&_include=OrganizationAffiliation:network`,
     )
     expect(expressions(combined.json)).toEqual(['_count', '_include'])
-    expect(expressions((await get('OrganizationAffiliation?network=a&_revinclude=x')).json)).toEqual(['_revinclude'])
+    expect(expressions((await get('OrganizationAffiliation?network=a&_revinclude=x')).json)).toEqual([
+      '_revinclude',
+    ])
     expect(expressions((await get('OrganizationAffiliation?_id=bad_id!')).json)).toEqual(['_id'])
-    const tooMany = await get(`OrganizationAffiliation?network=${NETWORK}&${'_include=OrganizationAffiliation:network&'.repeat(17)}`)
+    const tooMany = await get(
+      `OrganizationAffiliation?network=${NETWORK}&${'_include=OrganizationAffiliation:network&'.repeat(17)}`,
+    )
     expect(tooMany.status).toBe(400)
     expect(tooMany.json.issue[0]).toMatchObject({ code: 'too-long', expression: ['_include'] })
   })
@@ -261,7 +284,9 @@ describe('Endpoint, Organization, HealthcareService, Location', () => {
     )
     const counted = await get('Organization?type=ntwk&_summary=count')
     expect(counted.json.total, counted.text).toBe(networks.length)
-    const named = await get(`Organization?name=${encodeURIComponent(networks[0].name.split(' ')[0])}&type=ntwk&_count=100`)
+    const named = await get(
+      `Organization?name=${encodeURIComponent(networks[0].name.split(' ')[0])}&type=ntwk&_count=100`,
+    )
     expect(ids(named.json)).toContain(networks[0].id)
     expect(expressions((await get('Organization?address-state=MA')).json)).toEqual(['address-state'])
     const service = fixture('HealthcareService')[0]

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream'
 import { createGunzip } from 'node:zlib'
 import { Decompress } from 'fzstd'
-import { request } from 'undici'
+import { Agent, interceptors, request } from 'undici'
 
 /** One input of an import: a name for reports, and its bytes as the source publishes them. */
 export interface ImportSource {
@@ -27,6 +27,11 @@ function fileSource(path: string): ImportSource {
   return { name: path, format: formatOf(path), open: async () => createReadStream(path) }
 }
 
+/** Bulk-download hosts redirect to storage; a stalled transfer fails after a minute, not never. */
+const following = new Agent({ bodyTimeout: 60_000, headersTimeout: 60_000 }).compose(
+  interceptors.redirect({ maxRedirections: 5 }),
+)
+
 function urlSource(url: string, userAgent: string): ImportSource {
   return {
     name: url,
@@ -34,10 +39,8 @@ function urlSource(url: string, userAgent: string): ImportSource {
     async open() {
       const response = await request(url, {
         headers: { 'user-agent': userAgent },
-        maxRedirections: 5,
-        bodyTimeout: 60_000,
-        headersTimeout: 60_000,
-      } as Parameters<typeof request>[1])
+        dispatcher: following,
+      })
       if (response.statusCode !== 200) {
         await response.body.dump()
         throw new SourceError(`${url} answered HTTP ${response.statusCode}`)
