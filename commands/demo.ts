@@ -4,6 +4,7 @@ import { SvcCommand } from '../src/cli/baseCommand.js'
 import { runServerUntilSignalled } from '../src/cli/runServer.js'
 import { serveFlags, serveOverrides } from '../src/cli/serveFlags.js'
 import { openDatabase } from '../src/db/open.js'
+import { loadDemoDirectory } from '../src/directory/demo.js'
 
 export default class Demo extends SvcCommand {
   static override description =
@@ -21,10 +22,15 @@ export default class Demo extends SvcCommand {
     const db = openDatabase(config.db)
     try {
       if (!findOrganization(db, 'demo')) createOrganization(db, { slug: 'demo', name: 'Demo organization' })
+      const directory = await loadDemoDirectory(db)
+      if (directory) this.log(`Provider directory: ${directory.imported} Plan-Net sample resources imported.`)
       const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
       this.log(`Database ${config.db} is ready; demo organization "demo".`)
       this.log(`API key (shown once):\n\n  ${key.key}\n`)
-      this.log(`Try: curl -H "Authorization: Bearer ${key.key}" ${config.baseUrl}/v1/fhir/r4/metadata\n`)
+      this.log(`Try: curl -H "Authorization: Bearer ${key.key}" ${config.baseUrl}/v1/fhir/r4/metadata`)
+      this.log(
+        `     curl -H "Authorization: Bearer ${key.key}" "${config.baseUrl}/v1/fhir/r4/Practitioner?name=cormier"\n`,
+      )
     } finally {
       db.close()
     }
