@@ -53,6 +53,7 @@ export class ImportError extends Error {
 }
 
 const MAX_KEPT_PROBLEMS = 1000
+const IMPORT_CACHE_KIB = 128 * 1024
 const PROGRESS_EVERY = 20_000
 
 /** Whose process is alive: a loading release of a dead process is debris to clear, not an import to wait for. */
@@ -143,8 +144,12 @@ export async function importDirectory(
 ): Promise<ImportSummary> {
   const now = options.now ?? Date.now
   const started = now()
-  const batchSize = options.batchSize ?? 10_000
+  const batchSize = options.batchSize ?? 50_000
   clearDebris(db)
+  // A larger page cache keeps the (type, id) index and FTS segments in memory between commits; bounded,
+  // so memory stays flat whatever the release size.
+  const cacheSize = db.pragma('cache_size', { simple: true })
+  db.pragma(`cache_size = -${IMPORT_CACHE_KIB}`)
   const release = Number(
     db
       .prepare("INSERT INTO directory_releases (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)")
@@ -245,6 +250,8 @@ export async function importDirectory(
     )
     if (error instanceof ImportError || error instanceof SourceError) throw error
     throw new ImportError(`Import failed, the previous directory is kept: ${(error as Error).message}`)
+  } finally {
+    db.pragma(`cache_size = ${cacheSize}`)
   }
 }
 
