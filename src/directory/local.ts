@@ -84,9 +84,10 @@ function criteriaOf(kind: SearchKind, v: SearchValues): Criterion[] {
       return refCriterion(REF_PARAMS.rolePractitioner, v.practitioner)
     case 'OrganizationAffiliation':
       return [
+        // One organization's affiliations are few, a network's many: the first reference drives the scan.
+        ...refCriterion(REF_PARAMS.affiliationParticipating, v['participating-organization']),
         ...refCriterion(REF_PARAMS.affiliationNetwork, v.network),
         ...refCriterion(REF_PARAMS.affiliationPrimary, v['primary-organization']),
-        ...refCriterion(REF_PARAMS.affiliationParticipating, v['participating-organization']),
         ...idCriterion('OrganizationAffiliation', v._id),
         ...(typeof v.active === 'boolean'
           ? [{ kind: 'token', param: TOKEN_PARAMS.affiliationActive, code: String(v.active) } as const]
