@@ -20,6 +20,16 @@ const SETTINGS = {
   baseUrl: { env: 'SVC_BASE_URL', schema: z.url({ protocol: /^https?$/ }) },
   docsUrl: { env: 'SVC_DOCS_URL', schema: z.url({ protocol: /^https?$/ }) },
   dashboardUrl: { env: 'SVC_DASHBOARD_URL', schema: z.url({ protocol: /^https?$/ }) },
+  directoryUrl: { env: 'SVC_DIRECTORY_URL', schema: z.url({ protocol: /^https?$/ }) },
+  directoryApiKey: { env: 'SVC_DIRECTORY_API_KEY', schema: z.string().min(1) },
+  directoryTimeoutMs: {
+    env: 'SVC_DIRECTORY_TIMEOUT_MS',
+    schema: z.coerce
+      .number({ error: 'must be a number of milliseconds from 100 to 60000' })
+      .int('must be a number of milliseconds from 100 to 60000')
+      .min(100, 'must be a number of milliseconds from 100 to 60000')
+      .max(60_000, 'must be a number of milliseconds from 100 to 60000'),
+  },
 } as const
 
 export type SettingName = keyof typeof SETTINGS
@@ -32,6 +42,12 @@ export interface Config {
   baseUrl: string
   docsUrl: string
   dashboardUrl: string
+  /** Remote FHIR base the provider directory forwards to; unset: the imported release answers. */
+  directoryUrl?: string
+  /** Sent to the remote directory as `Authorization: Bearer`; never logged. */
+  directoryApiKey?: string
+  /** Per attempt against the remote directory. */
+  directoryTimeoutMs: number
   configFile: string | null
   /** True when the URLs were derived from host and port rather than set, so a bound port can replace them. */
   urlsDerived: boolean
@@ -107,6 +123,9 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     baseUrl: '',
     docsUrl: '',
     dashboardUrl: '',
+    directoryUrl: pick('directoryUrl', undefined) as string | undefined,
+    directoryApiKey: pick('directoryApiKey', undefined) as string | undefined,
+    directoryTimeoutMs: pick('directoryTimeoutMs', 10_000) as number,
     configFile: filePath ? resolve(filePath) : null,
     urlsDerived: explicitBase === undefined,
   }

@@ -13,12 +13,16 @@ export interface Services {
   db: Db
   config: Config
   clock: Clock
+  /** How upstream clients wait before their one retry; injected in tests so retries cost no wall time. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
   /** The endpoint table itself, for the documents generated from it and for batch dispatch. */
   routes: Routes
 }
 
 export interface EndpointRequest<P extends ParamShape> {
   params: ParamValues<P>
+  /** The query as received, for self links. */
+  query: URLSearchParams
   pathParams: Record<string, string>
   /** Parsed JSON body, for endpoints that declare one. */
   body: unknown
@@ -63,7 +67,7 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   /** Path parameters, checked like query ones. */
   pathParams?: Record<string, ParamSpec>
   /** Rules that involve several parameters ("cannot stand alone"); run after each value passed. */
-  rules?: (values: ParamValues<P>) => ParamIssue[]
+  rules?: (values: ParamValues<P>, services: Services) => ParamIssue[]
   /** A JSON body is read, at most this many bytes. */
   body?: { maxBytes: number; description: string }
   responses: Record<number, ResponseDoc>
@@ -101,11 +105,12 @@ export async function invokeEndpoint(
     const path = checkParams(endpoint.pathParams, raw)
     if (!path.ok) throw ApiError.invalid(path.issues)
   }
-  const ruleIssues = endpoint.rules?.(checked.values) ?? []
+  const ruleIssues = endpoint.rules?.(checked.values, services) ?? []
   if (ruleIssues.length > 0) throw ApiError.invalid(ruleIssues)
   return endpoint.handler(
     {
       params: checked.values,
+      query: invocation.query,
       pathParams: invocation.pathParams,
       body: invocation.body,
       owner: invocation.owner,

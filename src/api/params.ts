@@ -12,15 +12,23 @@ export interface ParamSpec<S extends z.ZodType = z.ZodType> {
   repeatable: boolean
   /** Beyond this many values the request is refused with FHIR code `too-long`. */
   maxRepeats?: number
+  /** FHIR search parameter type, for the CapabilityStatement. */
+  fhirType: FhirSearchType
 }
+
+export type FhirSearchType = 'number' | 'date' | 'string' | 'token' | 'reference' | 'uri' | 'special'
 
 export type ParamShape = Record<string, ParamSpec>
 export type ParamValues<P extends ParamShape> = { [K in keyof P]: z.output<P[K]['schema']> }
 
 type Optional<S extends z.ZodType> = z.ZodOptional<S>
 
-function spec<S extends z.ZodType>(schema: S, description: string): ParamSpec<Optional<S>> {
-  return { schema: schema.optional(), description, repeatable: false }
+function spec<S extends z.ZodType>(
+  schema: S,
+  description: string,
+  fhirType: FhirSearchType,
+): ParamSpec<Optional<S>> {
+  return { schema: schema.optional(), description, repeatable: false, fhirType }
 }
 
 const INTEGER = /^(0|[1-9][0-9]*)$/
@@ -34,11 +42,11 @@ export const param = {
     if (bounds.max !== undefined)
       schema = schema.max(bounds.max, `must be at most ${bounds.max} characters long`)
     if (bounds.pattern) schema = schema.regex(bounds.pattern, `must match ${bounds.pattern.source}`)
-    return spec(schema, description)
+    return spec(schema, description, 'string')
   },
 
   enumeration<const T extends readonly [string, ...string[]]>(values: T, description: string) {
-    return spec(z.enum(values, { error: `must be one of ${values.join(', ')}` }), description)
+    return spec(z.enum(values, { error: `must be one of ${values.join(', ')}` }), description, 'token')
   },
 
   integer(min: number, max: number, description: string) {
@@ -50,6 +58,7 @@ export const param = {
         .transform(Number)
         .pipe(z.number().int().min(min, message).max(max, message)),
       description,
+      'number',
     )
   },
 
@@ -61,6 +70,7 @@ export const param = {
         .transform((value) => value === 'true')
         .pipe(z.boolean()),
       description,
+      'token',
     )
   },
 
@@ -72,6 +82,7 @@ export const param = {
         .datetime({ offset: true, local: false, precision: undefined, error: message })
         .regex(/T\d{2}:\d{2}:\d{2}/, message),
       description,
+      'date',
     )
   },
 
@@ -85,6 +96,7 @@ export const param = {
         .transform((raw) => raw.split(','))
         .pipe(z.array(value).max(max, `must list at most ${max} values`)),
       description,
+      'token',
     )
   },
 
@@ -92,9 +104,18 @@ export const param = {
     item: S,
     description: string,
     maxRepeats?: number,
+    fhirType: FhirSearchType = 'token',
   ): ParamSpec<Optional<z.ZodArray<S>>> {
-    return { schema: z.array(item).optional(), description, repeatable: true, maxRepeats }
+    return { schema: z.array(item).optional(), description, repeatable: true, maxRepeats, fhirType }
   },
+}
+
+/** The same declaration under another FHIR search type (a string-valued reference or token, say). */
+export function asFhirType<S extends z.ZodType>(
+  declared: ParamSpec<S>,
+  fhirType: FhirSearchType,
+): ParamSpec<S> {
+  return { ...declared, fhirType }
 }
 
 /**

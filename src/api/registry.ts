@@ -1,3 +1,4 @@
+import { directoryEndpoints } from '../directory/endpoints.js'
 import { docsEndpoints } from '../docs/endpoints.js'
 import { fhirBaseEndpoints } from '../fhir/endpoints.js'
 import { FHIR_BASE } from '../http/errors.js'
@@ -17,5 +18,7 @@ function withFormat(endpoint: Endpoint): Endpoint {
 
 /** Every endpoint the appliance serves, one declaration each. */
 export function allEndpoints(): Endpoint[] {
-  return [...docsEndpoints, ...fhirBaseEndpoints, ...schedulingEndpoints].map(withFormat)
+  return [...docsEndpoints, ...fhirBaseEndpoints, ...schedulingEndpoints, ...directoryEndpoints].map(
+    withFormat,
+  )
 }

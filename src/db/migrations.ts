@@ -1,4 +1,5 @@
 import { ACCOUNTS_MIGRATIONS } from '../accounts/schema.js'
+import { DIRECTORY_MIGRATIONS } from '../directory/schema.js'
 import { SCHEDULING_MIGRATIONS } from '../scheduling/schema.js'
 import { STATS_MIGRATIONS } from '../stats/schema.js'
 import type { Migration } from './migrate.js'
@@ -8,4 +9,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...ACCOUNTS_MIGRATIONS,
   ...STATS_MIGRATIONS,
   ...SCHEDULING_MIGRATIONS,
+  ...DIRECTORY_MIGRATIONS,
 ]

@@ -38,7 +38,7 @@ export function buildCapabilityStatement(
         if (name === '_format') continue
         entry.searchParam.push({
           name,
-          type: name === '_count' ? 'number' : 'token',
+          type: declared.fhirType,
           documentation: declared.description,
         })
       }

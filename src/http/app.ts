@@ -23,6 +23,8 @@ export interface AppOptions {
   /** Where unexpected faults are reported (never with request secrets). */
   onInternalError?: (error: unknown) => void
   requestLog?: { flushEveryMs?: number }
+  /** Waits of upstream clients before a retry (tests inject one that costs no wall time). */
+  sleep?: Services['sleep']
 }
 
 export interface App {
@@ -35,7 +37,7 @@ export interface App {
 export function createApp(options: AppOptions): App {
   const { db, config, clock } = options
   const routes = new Routes(allEndpoints())
-  const services: Services = { db, config, clock, routes }
+  const services: Services = { db, config, clock, routes, sleep: options.sleep }
   const usage = new UsageCounter(db, clock)
   const requestLog = new RequestLog(db, clock, options.requestLog)
   const koa = new Koa<RequestState>()

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { Clock } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
 import { type Db, openDatabase } from '../db/open.js'
-import { createApp } from './app.js'
+import { type AppOptions, createApp } from './app.js'
 
 export interface RunningServer {
   url: string
@@ -18,7 +18,7 @@ export interface RunningServer {
 export async function startServer(
   config: Config,
   clock: Clock,
-  options: { requestLogFlushMs?: number; busyTimeoutMs?: number } = {},
+  options: { requestLogFlushMs?: number; busyTimeoutMs?: number; sleep?: AppOptions['sleep'] } = {},
 ): Promise<RunningServer> {
   const db = openDatabase(config.db, { busyTimeoutMs: options.busyTimeoutMs })
   // Listen before building the app so links derived from a port-0 config name the bound port.
@@ -32,6 +32,7 @@ export async function startServer(
     config: effective,
     clock,
     requestLog: { flushEveryMs: options.requestLogFlushMs },
+    sleep: options.sleep,
   })
   app.requestLog.start()
   server.on('request', app.koa.callback())

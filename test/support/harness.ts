@@ -37,7 +37,14 @@ export const DEFAULT_NOW = '2026-11-21T10:00:30.000Z'
 
 /** A real server on a loopback port over a fresh SQLite file in a temp dir, with an injected clock. */
 export async function startTestServer(
-  options: { plan?: string; now?: string; env?: NodeJS.ProcessEnv; busyTimeoutMs?: number } = {},
+  options: {
+    plan?: string
+    now?: string
+    env?: NodeJS.ProcessEnv
+    busyTimeoutMs?: number
+    /** Upstream clients' retry waits; tests pass one that returns at once. */
+    sleep?: (ms: number) => Promise<void>
+  } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const dbPath = join(dir, 'svc.db')
@@ -46,6 +53,7 @@ export async function startTestServer(
   const server = await startServer(config, () => now, {
     requestLogFlushMs: 20,
     busyTimeoutMs: options.busyTimeoutMs,
+    sleep: options.sleep,
   })
   createOrganization(server.db, { slug: 'acme', name: 'Acme', plan: options.plan ?? 'developer' })
   const { key } = createKey(server.db, { org: 'acme' })
