@@ -5,6 +5,7 @@ import type { Db } from '../db/open.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
 import { checkParams, groupQuery, type ParamShape, type ParamSpec, type ParamValues } from './params.js'
+import { mergeRaw, readParametersBody } from './parametersBody.js'
 
 export type HttpMethod = 'GET' | 'POST'
 
@@ -64,8 +65,11 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   pathParams?: Record<string, ParamSpec>
   /** Rules that involve several parameters ("cannot stand alone"); run after each value passed. */
   rules?: (values: ParamValues<P>) => ParamIssue[]
-  /** A JSON body is read, at most this many bytes. */
-  body?: { maxBytes: number; description: string }
+  /**
+   * A JSON body is read, at most this many bytes. With `parameters`, it is a FHIR Parameters resource
+   * whose items are this endpoint's parameters, checked with the URL's by the same declarations.
+   */
+  body?: { maxBytes: number; description: string; parameters?: boolean }
   responses: Record<number, ResponseDoc>
   fhir?: FhirInteraction
   handler: (request: EndpointRequest<P>, services: Services) => EndpointResponse | Promise<EndpointResponse>
@@ -94,11 +98,18 @@ export async function invokeEndpoint(
   invocation: Invocation,
   services: Services,
 ): Promise<EndpointResponse> {
-  const checked = checkParams(endpoint.params, groupQuery(invocation.query))
+  let raw = groupQuery(invocation.query)
+  let found = {}
+  if (endpoint.body?.parameters) {
+    const read = readParametersBody(invocation.body, endpoint.params)
+    raw = mergeRaw(raw, read.raw)
+    found = { names: read.nameIssues, values: read.valueIssues }
+  }
+  const checked = checkParams(endpoint.params, raw, found)
   if (!checked.ok) throw ApiError.invalid(checked.issues)
   if (endpoint.pathParams) {
-    const raw = new Map(Object.entries(invocation.pathParams).map(([name, value]) => [name, [value]]))
-    const path = checkParams(endpoint.pathParams, raw)
+    const given = new Map(Object.entries(invocation.pathParams).map(([name, value]) => [name, [value]]))
+    const path = checkParams(endpoint.pathParams, given)
     if (!path.ok) throw ApiError.invalid(path.issues)
   }
   const ruleIssues = endpoint.rules?.(checked.values) ?? []
