@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
+import type { UpstreamSource } from '../upstream/client.js'
 import { checkParams, groupQuery, type ParamShape, type ParamSpec, type ParamValues } from './params.js'
 import { mergeRaw, readParametersBody } from './parametersBody.js'
 
@@ -16,6 +17,10 @@ export interface Services {
   clock: Clock
   /** The endpoint table itself, for the documents generated from it and for batch dispatch. */
   routes: Routes
+  /** Remote FHIR terminology servers by the code system URI they answer for. */
+  terminologySources: ReadonlyMap<string, UpstreamSource>
+  /** How long a FHIR batch may run before its running entries answer 504. */
+  batchBudgetMs: number
 }
 
 export interface EndpointRequest<P extends ParamShape> {
@@ -51,6 +56,8 @@ export interface FhirInteraction {
   resource?: string
   interaction?: 'read' | 'search-type' | 'batch' | 'capabilities'
   operation?: { name: string; definition: string }
+  /** A CapabilityStatement the base then instantiates (e.g. the terminology server's). */
+  instantiates?: string
 }
 
 export interface Endpoint<P extends ParamShape = ParamShape> {
@@ -78,6 +85,32 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
 /** Typed where it is written; stored erased, since the table holds endpoints of every parameter shape. */
 export function defineEndpoint<P extends ParamShape>(endpoint: Endpoint<P>): Endpoint {
   return endpoint as unknown as Endpoint
+}
+
+/**
+ * A FHIR operation served by GET (URL parameters) and by POST (a Parameters body, URL parameters too),
+ * declared once: both endpoints share the parameters, rules and handler. Body-only parameters (complex
+ * types) are left out of the GET form.
+ */
+export function defineOperation<P extends ParamShape>(
+  operation: Omit<Endpoint<P>, 'method' | 'body'> & { maxBodyBytes: number },
+): Endpoint[] {
+  const { maxBodyBytes, ...shared } = operation
+  const urlParams = Object.fromEntries(
+    Object.entries(shared.params).filter(([, declared]) => !declared.bodyOnly),
+  ) as P
+  return [
+    defineEndpoint({ ...shared, method: 'GET', params: urlParams }),
+    defineEndpoint({
+      ...shared,
+      method: 'POST',
+      body: {
+        maxBytes: maxBodyBytes,
+        parameters: true,
+        description: 'A FHIR Parameters resource carrying the operation parameters.',
+      },
+    }),
+  ]
 }
 
 export interface Invocation {

@@ -86,7 +86,10 @@ export function readParametersBody(
       return
     }
     const value = entry[key]
-    raw.set(name, [...(raw.get(name) ?? []), wanted || typeof value === 'string' ? value : JSON.stringify(value)])
+    raw.set(name, [
+      ...(raw.get(name) ?? []),
+      wanted || typeof value === 'string' ? value : JSON.stringify(value),
+    ])
   })
   return { raw, nameIssues, valueIssues }
 }

@@ -136,7 +136,13 @@ export const param = {
     description: string,
     maxRepeats?: number,
   ): ParamSpec<Optional<z.ZodArray<S>>> {
-    return { schema: z.array(item).optional(), description, repeatable: true, maxRepeats, fhirType: 'primitive' }
+    return {
+      schema: z.array(item).optional(),
+      description,
+      repeatable: true,
+      maxRepeats,
+      fhirType: 'primitive',
+    }
   },
 
   /** A Coding: `valueCoding` in a Parameters body, or `system|code` in the URL. */

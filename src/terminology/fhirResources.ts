@@ -89,7 +89,11 @@ function conceptStatus(properties: PropertyValue[]): string {
   return 'active'
 }
 
-function flatten(concepts: FhirConcept[], parent: string | undefined, into: Map<string, ConceptRecord>): void {
+function flatten(
+  concepts: FhirConcept[],
+  parent: string | undefined,
+  into: Map<string, ConceptRecord>,
+): void {
   for (const concept of concepts) {
     const properties = (concept.property ?? [])
       .map(propertyValue)

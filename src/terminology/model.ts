@@ -59,6 +59,7 @@ export interface BadRecord {
 }
 
 export function describeBadRecord(bad: BadRecord): string {
-  const where = bad.line !== undefined ? `${bad.file}:${bad.line}` : `${bad.file}${bad.at ? ` ${bad.at}` : ''}`
+  const where =
+    bad.line !== undefined ? `${bad.file}:${bad.line}` : `${bad.file}${bad.at ? ` ${bad.at}` : ''}`
   return `${where}: ${bad.message}`
 }

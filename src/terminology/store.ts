@@ -84,17 +84,32 @@ export interface ServedSystem {
   url: string
   title: string | null
   versions: string[]
+  /** The release answered when a request names none: the one loaded last. */
+  defaultVersion: string
 }
 
 /** Every code system held, with its releases; for TerminologyCapabilities. */
 export function listCodeSystems(db: Db): ServedSystem[] {
   const rows = cachedStatement(
     db,
-    `SELECT url, max(coalesce(title, name)) AS title, json_group_array(version) AS versions
-     FROM (SELECT url, title, name, version FROM term_code_systems ORDER BY url, version)
-     GROUP BY url ORDER BY url`,
-  ).all() as { url: string; title: string | null; versions: string }[]
-  return rows.map((row) => ({ ...row, versions: JSON.parse(row.versions) as string[] }))
+    'SELECT url, coalesce(title, name) AS title, version FROM term_code_systems ORDER BY url, loaded_at, id',
+  ).all() as { url: string; title: string | null; version: string }[]
+  const systems = new Map<string, ServedSystem>()
+  for (const row of rows) {
+    const known = systems.get(row.url)
+    if (known) {
+      known.versions.push(row.version)
+      known.defaultVersion = row.version
+    } else {
+      systems.set(row.url, {
+        url: row.url,
+        title: row.title,
+        versions: [row.version],
+        defaultVersion: row.version,
+      })
+    }
+  }
+  return [...systems.values()]
 }
 
 type RawConcept = Omit<ConceptRow, 'abstract' | 'designations'> & {
@@ -121,10 +136,9 @@ export function findConcept(db: Db, systemId: number, code: string): ConceptRow 
 /** Every concept of a system in its own order. */
 export function allConcepts(db: Db, systemId: number): ConceptRow[] {
   return (
-    cachedStatement(
-      db,
-      `SELECT ${CONCEPT_COLUMNS} FROM term_concepts WHERE system_id = ? ORDER BY seq`,
-    ).all(systemId) as RawConcept[]
+    cachedStatement(db, `SELECT ${CONCEPT_COLUMNS} FROM term_concepts WHERE system_id = ? ORDER BY seq`).all(
+      systemId,
+    ) as RawConcept[]
   ).map(toConcept)
 }
 
@@ -178,6 +192,15 @@ export function codesWithProperty(db: Db, systemId: number, property: string, va
     )
       .pluck()
       .all(systemId, property, JSON.stringify(value)) as string[],
+  )
+}
+
+/** Codes that have any value of a property. */
+export function codesHavingProperty(db: Db, systemId: number, property: string): Set<string> {
+  return new Set(
+    cachedStatement(db, 'SELECT code FROM term_concept_properties WHERE system_id = ? AND property = ?')
+      .pluck()
+      .all(systemId, property) as string[],
   )
 }
 
