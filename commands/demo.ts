@@ -4,6 +4,8 @@ import { SvcCommand } from '../src/cli/baseCommand.js'
 import { runServerUntilSignalled } from '../src/cli/runServer.js'
 import { serveFlags, serveOverrides } from '../src/cli/serveFlags.js'
 import { openDatabase } from '../src/db/open.js'
+import { ensureBundledTerminology } from '../src/terminology/bundled.js'
+import { loadDemoTerminology } from '../src/terminology/demo.js'
 
 export default class Demo extends SvcCommand {
   static override description =
@@ -22,9 +24,16 @@ export default class Demo extends SvcCommand {
     try {
       if (!findOrganization(db, 'demo')) createOrganization(db, { slug: 'demo', name: 'Demo organization' })
       const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
+      const bundled = ensureBundledTerminology(db, Date.now())
+      const demo = loadDemoTerminology(db, Date.now())
       this.log(`Database ${config.db} is ready; demo organization "demo".`)
+      const loaded = [...bundled, ...(demo ? [demo] : [])]
+      if (loaded.length > 0) this.log(`Terminology loaded: ${loaded.join(', ')}.`)
       this.log(`API key (shown once):\n\n  ${key.key}\n`)
-      this.log(`Try: curl -H "Authorization: Bearer ${key.key}" ${config.baseUrl}/v1/fhir/r4/metadata\n`)
+      this.log(`Try: curl -H "Authorization: Bearer ${key.key}" ${config.baseUrl}/v1/fhir/r4/metadata`)
+      this.log(
+        `     curl -H "Authorization: Bearer ${key.key}" '${config.baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'\n`,
+      )
     } finally {
       db.close()
     }

@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
+import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli, runCliJson } from './support/cli.js'
+import { CLI, runCli, runCliJson } from './support/cli.js'
 
 const NUCC_CSV = new URL('../../shared/fixtures/terminology/nucc_provider_taxonomy.csv', import.meta.url)
   .pathname
@@ -153,5 +155,35 @@ describe('svc import terminology', () => {
     })
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/Invalid setting SVC_TERMINOLOGY_SOURCES/)
+  })
+})
+
+describe('svc demo', () => {
+  it('loads the bundled terminology and the NUCC taxonomy, then serves them', async () => {
+    const child = spawn(process.execPath, [CLI, 'demo', '--port', '0', '--db', join(dir, 'demo.db')], {
+      env: { PATH: process.env.PATH ?? '' },
+    })
+    try {
+      const output = await new Promise<string>((resolve, reject) => {
+        let text = ''
+        child.stdout.on('data', (chunk) => {
+          text += chunk
+          if (/listening on http/.test(text)) resolve(text)
+        })
+        child.once('exit', (code) => reject(new Error(`svc demo exited (${code}): ${text}`)))
+      })
+      expect(output).toContain('Terminology loaded: fhir-r4, us-counties, NUCC provider taxonomy')
+      const key = /(svc_sk_\w+)/.exec(output)?.[1] as string
+      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1] as string
+      const response = await request(
+        `${url}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X`,
+        { headers: { authorization: `Bearer ${key}` } },
+      )
+      expect(response.statusCode).toBe(200)
+      const body = (await response.body.json()) as { parameter: { name: string; valueString?: string }[] }
+      expect(body.parameter.find((p) => p.name === 'display')?.valueString).toBe('Family Medicine Physician')
+    } finally {
+      child.kill('SIGTERM')
+    }
   })
 })
