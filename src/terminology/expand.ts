@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { EndpointResponse, Services } from '../api/endpoint.js'
 import { ApiError } from '../http/errors.js'
+import { conceptsOf } from './conceptCache.js'
 import { RECOGNISED_SYSTEMS } from './recognised.js'
 import { forward, query } from './remote.js'
 import { notServed, resolveCodeSystem } from './sources.js'
 import {
-  allConcepts,
   type CodeSystemRow,
   type ComposeFilter,
   type ComposeItem,
@@ -36,6 +36,8 @@ export interface Member {
   display?: string
   abstract?: boolean
   inactive?: boolean
+  /** The display's lower-cased words, when known ahead (from the concept cache). */
+  words?: string[]
 }
 
 const key = (member: Member) => `${member.system}\u0000${member.code}`
@@ -46,7 +48,7 @@ function textMatcher(filter: string | undefined): (member: Member) => boolean {
   if (words.length === 0) return () => true
   return (member) => {
     const code = member.code.toLowerCase()
-    const displayWords = (member.display ?? '').toLowerCase().split(/[^\p{L}\p{N}]+/u)
+    const displayWords = member.words ?? (member.display ?? '').toLowerCase().split(/[^\p{L}\p{N}]+/u)
     return words.every((word) => code.startsWith(word) || displayWords.some((w) => w.startsWith(word)))
   }
 }
@@ -77,13 +79,14 @@ class Expander {
   }
 
   private members(system: CodeSystemRow): Member[] {
-    return allConcepts(this.services.db, system.id).map((concept) => ({
+    return conceptsOf(this.services.db, system).map((concept) => ({
       system: system.url,
       version: system.version,
       code: concept.code,
-      display: concept.display ?? undefined,
+      display: concept.display,
+      words: concept.words,
       ...(concept.abstract ? { abstract: true } : {}),
-      ...(concept.status !== 'active' ? { inactive: true } : {}),
+      ...(concept.inactive ? { inactive: true } : {}),
     }))
   }
 
@@ -138,7 +141,7 @@ class Expander {
         const known = new Map(this.members(system).map((m) => [m.code, m]))
         members = item.concept.flatMap(({ code, display }): Member[] => {
           const member = known.get(code)
-          return member ? [{ ...member, display: display ?? member.display }] : []
+          return member ? [display ? { ...member, display, words: undefined } : member] : []
         })
       } else {
         const all = this.members(system)

@@ -6,8 +6,10 @@ export const TERMINOLOGY_MIGRATIONS: Migration[] = [
     name: 'terminology',
     sql: `
       -- One row per code system release; several releases of one system may be held side by side.
+      -- AUTOINCREMENT: an id is never reused, so a release's id names its content for good and
+      -- in-process caches keyed by it never go stale when a release is replaced.
       CREATE TABLE term_code_systems (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         url TEXT NOT NULL,
         version TEXT NOT NULL,           -- the named release
         name TEXT,

@@ -51,8 +51,19 @@ export interface Compose {
 
 type RawSystem = Omit<CodeSystemRow, 'properties'> & { properties: string }
 
-const toSystem = (row: RawSystem | undefined): CodeSystemRow | undefined =>
-  row && { ...row, properties: JSON.parse(row.properties) as PropertyDeclaration[] }
+/** Parsed property declarations, by their JSON text (lookups read them on every call; few shapes recur). */
+const declarations = new Map<string, PropertyDeclaration[]>()
+
+function toSystem(row: RawSystem | undefined): CodeSystemRow | undefined {
+  if (!row) return undefined
+  let properties = declarations.get(row.properties)
+  if (!properties) {
+    properties = JSON.parse(row.properties) as PropertyDeclaration[]
+    if (declarations.size > 4096) declarations.clear()
+    declarations.set(row.properties, properties)
+  }
+  return { ...row, properties }
+}
 
 const SYSTEM_COLUMNS = 'id, url, version, name, title, status, content, properties'
 
