@@ -6,6 +6,8 @@ import { backgroundSync, serveFlags, serveOverrides } from '../src/cli/serveFlag
 import { openDatabase } from '../src/db/open.js'
 import { loadDemoDirectory } from '../src/directory/demo.js'
 import { loadDemoScheduling } from '../src/scheduling/demo.js'
+import { ensureBundledTerminology } from '../src/terminology/bundled.js'
+import { loadDemoTerminology } from '../src/terminology/demo.js'
 
 export default class Demo extends SvcCommand {
   static override description =
@@ -33,12 +35,19 @@ export default class Demo extends SvcCommand {
       const directory = await loadDemoDirectory(db)
       if (directory) this.log(`Provider directory: ${directory.imported} Plan-Net sample resources imported.`)
       const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
+      const bundled = ensureBundledTerminology(db, Date.now())
+      const demo = loadDemoTerminology(db, Date.now())
       this.log(`Database ${config.db} is ready; demo organization "demo".`)
+      const loaded = [...bundled, ...(demo ? [demo] : [])]
+      if (loaded.length > 0) this.log(`Terminology loaded: ${loaded.join(', ')}.`)
       this.log(`API key (shown once):\n\n  ${key.key}\n`)
       const curl = `curl -H "Authorization: Bearer ${key.key}"`
       this.log(`Try: ${curl} ${config.baseUrl}/v1/fhir/r4/metadata`)
       this.log(`     ${curl} '${config.baseUrl}/v1/scheduling/slots?includePast=true&limit=2'`)
-      this.log(`     ${curl} '${config.baseUrl}/v1/fhir/r4/Practitioner?name=cormier'\n`)
+      this.log(`     ${curl} '${config.baseUrl}/v1/fhir/r4/Practitioner?name=cormier'`)
+      this.log(
+        `     ${curl} '${config.baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'\n`,
+      )
     } finally {
       db.close()
     }

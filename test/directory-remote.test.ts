@@ -19,8 +19,10 @@ beforeAll(async () => {
   proxy = await startTestServer({
     plan: 'scale',
     env: { SVC_DIRECTORY_URL: `${origin.url}${BASE}`, SVC_DIRECTORY_API_KEY: origin.key },
-    sleep: async (ms) => {
-      waits.push(ms)
+    upstream: {
+      sleep: async (ms) => {
+        waits.push(ms)
+      },
     },
   })
 })
@@ -100,8 +102,10 @@ describe('remote directory failures', () => {
         SVC_DIRECTORY_URL: `http://127.0.0.1:${(fake.address() as AddressInfo).port}/fhir`,
         SVC_DIRECTORY_TIMEOUT_MS: '200',
       },
-      sleep: async (ms) => {
-        waits.push(ms)
+      upstream: {
+        sleep: async (ms) => {
+          waits.push(ms)
+        },
       },
     })
   })

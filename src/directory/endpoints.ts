@@ -20,13 +20,13 @@ function directorySource(services: Services): DirectorySource {
     source = config.directoryUrl
       ? new RemoteDirectory(
           new UpstreamSource({
+            ...services.upstream,
             baseUrl: config.directoryUrl,
             name: 'The directory source',
             timeoutMs: config.directoryTimeoutMs,
             headers: config.directoryApiKey
               ? { authorization: `Bearer ${config.directoryApiKey}` }
               : undefined,
-            ...(services.sleep ? { sleep: services.sleep } : {}),
           }),
         )
       : new LocalDirectory(services.db)

@@ -1,21 +1,11 @@
 import { z } from 'zod'
-import { asFhirType, type FhirSearchType, type ParamSpec, param } from '../api/params.js'
+import { asFhirType, param } from '../api/params.js'
 import { FHIR_BASE, type ParamIssue } from '../http/errors.js'
 import { ID_PATTERN, NPI_SYSTEMS } from './model.js'
 
 /** Page sizes of every directory search: 1..100, larger refused (never reduced). */
 export const MAX_COUNT = 100
 export const DEFAULT_COUNT = 10
-
-type Optional<S extends z.ZodType> = z.ZodOptional<S>
-
-function custom<S extends z.ZodType>(
-  schema: S,
-  description: string,
-  fhirType: FhirSearchType,
-): ParamSpec<Optional<S>> {
-  return { schema: schema.optional(), description, repeatable: false, fhirType }
-}
 
 const WORD = /[\p{L}\p{N}]/u
 
@@ -45,7 +35,7 @@ function reference(type: string, description: string, allowUrl: boolean) {
       ctx.addIssue({ code: 'custom', message: `must be ${forms}` })
       return z.NEVER
     })
-  return custom(schema, description, 'reference')
+  return param.custom(schema, description, 'reference')
 }
 
 /** `code` or `system|code`; `allowed` limits the codes (and `system` the system) when the code system is closed. */
@@ -72,7 +62,7 @@ function token(description: string, closed?: { system: string; codes: readonly s
       }
       return system === undefined ? { code } : { system, code }
     })
-  return custom(schema, description, 'token')
+  return param.custom(schema, description, 'token')
 }
 
 function name(description: string, max = 100) {
@@ -81,13 +71,13 @@ function name(description: string, max = 100) {
     .min(1, 'must be at least 1 character long')
     .max(max, `must be at most ${max} characters long`)
     .regex(WORD, 'must contain a letter or a digit')
-  return custom(schema, description, 'string')
+  return param.custom(schema, description, 'string')
 }
 
 const NPI = /^\d{10}$/
 
 /** `<system>|<npi>` in one of the accepted NPI systems, or a bare NPI; one NPI only. Parsed to the NPI. */
-const npiIdentifier = custom(
+const npiIdentifier = param.custom(
   z
     .string()
     .min(1, 'must be at least 1 character long')

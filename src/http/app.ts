@@ -7,7 +7,9 @@ import { allEndpoints } from '../api/registry.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
+import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
+import { type UpstreamTuning, UpstreamSource } from '../upstream/client.js'
 import { authenticate } from './middleware/authenticate.js'
 import { enforceLimits } from './middleware/enforceLimits.js'
 import { negotiate } from './middleware/negotiate.js'
@@ -23,8 +25,10 @@ export interface AppOptions {
   /** Where unexpected faults are reported (never with request secrets). */
   onInternalError?: (error: unknown) => void
   requestLog?: { flushEveryMs?: number }
-  /** Waits of upstream clients before a retry (tests inject one that costs no wall time). */
-  sleep?: Services['sleep']
+  /** Settings of every remote source client (timeouts, retry waits); tests shorten them. */
+  upstream?: UpstreamTuning
+  /** A FHIR batch's running-time budget; 60 s unless a test shortens it. */
+  batchBudgetMs?: number
 }
 
 export interface App {
@@ -37,7 +41,21 @@ export interface App {
 export function createApp(options: AppOptions): App {
   const { db, config, clock } = options
   const routes = new Routes(allEndpoints())
-  const services: Services = { db, config, clock, routes, sleep: options.sleep }
+  const terminologySources = new Map(
+    Object.entries(config.terminologySources).map(([system, baseUrl]) => [
+      system,
+      new UpstreamSource({ baseUrl, name: `the terminology source for ${system}`, ...options.upstream }),
+    ]),
+  )
+  const services: Services = {
+    db,
+    config,
+    clock,
+    routes,
+    terminologySources,
+    upstream: options.upstream ?? {},
+    batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
+  }
   const usage = new UsageCounter(db, clock)
   const requestLog = new RequestLog(db, clock, options.requestLog)
   const koa = new Koa<RequestState>()

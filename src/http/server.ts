@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net'
 import type { Clock } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
 import { type Db, openDatabase } from '../db/open.js'
-import { type AppOptions, createApp } from './app.js'
+import { ensureBundledTerminology } from '../terminology/bundled.js'
+import type { UpstreamTuning } from '../upstream/client.js'
+import { createApp } from './app.js'
 
 export interface RunningServer {
   url: string
@@ -18,9 +20,16 @@ export interface RunningServer {
 export async function startServer(
   config: Config,
   clock: Clock,
-  options: { requestLogFlushMs?: number; busyTimeoutMs?: number; sleep?: AppOptions['sleep'] } = {},
+  options: {
+    requestLogFlushMs?: number
+    busyTimeoutMs?: number
+    upstream?: UpstreamTuning
+    batchBudgetMs?: number
+  } = {},
 ): Promise<RunningServer> {
   const db = openDatabase(config.db, { busyTimeoutMs: options.busyTimeoutMs })
+  // Reference terminology is loaded before the first request, so no answer depends on a load in progress.
+  ensureBundledTerminology(db, clock())
   // Listen before building the app so links derived from a port-0 config name the bound port.
   const server = createServer()
   server.listen(config.port, config.host)
@@ -32,7 +41,8 @@ export async function startServer(
     config: effective,
     clock,
     requestLog: { flushEveryMs: options.requestLogFlushMs },
-    sleep: options.sleep,
+    upstream: options.upstream,
+    batchBudgetMs: options.batchBudgetMs,
   })
   app.requestLog.start()
   server.on('request', app.koa.callback())

@@ -37,6 +37,9 @@ export interface UpstreamOptions {
   now?: () => number
 }
 
+/** What deployments and tests may adjust on every source client (timeouts, retry waits). */
+export type UpstreamTuning = Pick<UpstreamOptions, 'timeoutMs' | 'retryDelayMs' | 'sleep'>
+
 type Failure =
   | { kind: 'throttled'; retryAfterMs: number | undefined }
   | { kind: 'timeout' }

@@ -5,6 +5,7 @@ import { request } from 'undici'
 import { createKey } from '../../src/accounts/keys.js'
 import { createOrganization } from '../../src/accounts/orgs.js'
 import { resolveConfig } from '../../src/config.js'
+import type { UpstreamTuning } from '../../src/upstream/client.js'
 import { type RunningServer, startServer } from '../../src/http/server.js'
 
 export interface TestServer {
@@ -42,8 +43,8 @@ export async function startTestServer(
     now?: string
     env?: NodeJS.ProcessEnv
     busyTimeoutMs?: number
-    /** Upstream clients' retry waits; tests pass one that returns at once. */
-    sleep?: (ms: number) => Promise<void>
+    upstream?: UpstreamTuning
+    batchBudgetMs?: number
   } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
@@ -53,7 +54,8 @@ export async function startTestServer(
   const server = await startServer(config, () => now, {
     requestLogFlushMs: 20,
     busyTimeoutMs: options.busyTimeoutMs,
-    sleep: options.sleep,
+    upstream: options.upstream,
+    batchBudgetMs: options.batchBudgetMs,
   })
   createOrganization(server.db, { slug: 'acme', name: 'Acme', plan: options.plan ?? 'developer' })
   const { key } = createKey(server.db, { org: 'acme' })
