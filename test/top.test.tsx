@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -12,7 +13,7 @@ import { openTopSources, TopFeed } from '../src/stats/topFeed.js'
 import { TopReader, type TopSnapshot } from '../src/stats/topSnapshot.js'
 import { App, type AppProps } from '../src/tui/App.js'
 import { snapshotText } from '../src/tui/Report.js'
-import { runCli } from './support/cli.js'
+import { CLI, runCli } from './support/cli.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
 
 /**
@@ -230,12 +231,17 @@ describe('the snapshot of a store that served known traffic', () => {
   it('reads the request log only through its indexes', () => {
     const db = new Database(dbPath, { readonly: true })
     const plan = (sql: string) =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(0) as { detail: string }[])
+      (
+        db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(sql.match(/\?/g) ?? []).map(() => 0)) as {
+          detail: string
+        }[]
+      )
         .map((step) => step.detail)
         .join('; ')
     try {
       expect(plan(WINDOW_SQL.history)).toMatch(/USING COVERING INDEX request_log_at \(at>\?\)/)
-      expect(plan(WINDOW_SQL.window)).toMatch(/USING INDEX request_log_at \(at>\?\)/)
+      expect(plan(WINDOW_SQL.firstRowId)).toMatch(/USING COVERING INDEX request_log_at \(at>\?\)/)
+      expect(plan(WINDOW_SQL.window)).toMatch(/USING INTEGER PRIMARY KEY \(rowid>\?\)/)
       expect(plan(WINDOW_SQL.errors)).toMatch(/USING INDEX request_log_at \(at>\?\)/)
       expect(plan(WINDOW_SQL.since)).toMatch(/USING INTEGER PRIMARY KEY \(rowid>\?\)/)
       expect(plan(WINDOW_SQL.errors)).not.toMatch(/TEMP B-TREE FOR ORDER BY.*SCAN request_log/)
@@ -439,5 +445,49 @@ describe('svc top --once', () => {
     expect(result.stdout).toMatch(/gamma +Developer .* blocked 9d 13h/)
     expect(result.stdout).toContain(ids.unavailable)
     expect(result.stdout).not.toMatch(/\u001b\[/)
+  })
+})
+
+const hasScript = spawnSync('script', ['--version']).status === 0
+
+describe('svc top on a terminal', () => {
+  // util-linux `script` gives the command a pseudo-terminal, as a user's shell would.
+  it.skipIf(!hasScript)('draws on the alternate screen, switches view on tab and quits on q', async () => {
+    const command = `stty cols 80 rows 24; exec node ${JSON.stringify(CLI)} top`
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        TERM: 'xterm-256color',
+        SVC_DB: dbPath,
+        SVC_FAKE_NOW: DEFAULT_NOW,
+      },
+    })
+    let output = ''
+    child.stdout.on('data', (chunk) => {
+      output += chunk
+    })
+    const seen = (text: string) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!output.includes(text)) return
+          child.stdout.off('data', check)
+          resolve()
+        }
+        child.stdout.on('data', check)
+        child.once('exit', () => reject(new Error(`exited before showing "${text}": ${output}`)))
+        check()
+      })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    try {
+      await seen('Top organizations')
+      child.stdin.write('\t')
+      await seen('blocked 9d 13h')
+      child.stdin.write('q')
+      expect(await exited).toBe(0)
+      expect(output).toContain('\u001b[?1049h')
+      expect(output).toContain('\u001b[?1049l')
+    } finally {
+      child.kill()
+    }
   })
 })

@@ -148,7 +148,8 @@ export function App(props: AppProps) {
   })
 
   const { columns, rows } = size
-  const body = Math.max(4, rows - 3)
+  // One line short of the terminal: a frame as tall as the screen makes Ink clear it on every refresh.
+  const body = Math.max(4, rows - 4)
   const current = Math.min(selected, Math.max(0, rowCount - 1))
   return (
     <Box flexDirection="column" width={columns}>
