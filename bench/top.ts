@@ -16,7 +16,7 @@ import { formatTable, type LoadResult, measure, median } from './lib/load.js'
 
 const CONNECTIONS = 50
 const WARMUP_SECONDS = 2
-const ROUNDS = 3
+const ROUNDS = 4
 const RATIO_GOAL = 0.95
 const PATH = '/v1/scheduling/publishers'
 const CLI = fileURLToPath(new URL('../bin/run.js', import.meta.url))
@@ -138,14 +138,20 @@ export async function run(args: string[]): Promise<void> {
     await load(WARMUP_SECONDS)
     const rounds = { without: [] as LoadResult[], with: [] as LoadResult[] }
     let topCpu = 0
-    for (let round = 0; round < ROUNDS; round++) {
-      rounds.without.push(await load(durationSeconds))
+    const withTop = async () => {
       top = await startTop(dbPath)
       const cpuBefore = top.cpuSeconds()
       rounds.with.push(await load(durationSeconds))
       topCpu += top.cpuSeconds() - cpuBefore
       await top.stop()
       top = undefined
+    }
+    const alone = async () => {
+      rounds.without.push(await load(durationSeconds))
+    }
+    // ABBA order: drift over the run (other processes on a shared machine) falls on both sides alike.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const step of round % 2 === 0 ? [alone, withTop] : [withTop, alone]) await step()
     }
 
     // What one refresh costs: the first read of the window, then a later one after a second of traffic.
