@@ -75,17 +75,15 @@ export const param = {
     )
   },
 
-  /** Comma-separated list of up to `max` non-empty values. */
-  list(max: number, description: string) {
+  /** Comma-separated list of up to `max` non-empty values, each matching `item` when given. */
+  list(max: number, description: string, item?: { pattern: RegExp; message: string }) {
+    let value = z.string().min(1, 'must not contain empty values')
+    if (item) value = value.regex(item.pattern, item.message)
     return spec(
       z
         .string()
-        .transform((value) => value.split(','))
-        .pipe(
-          z
-            .array(z.string().min(1, 'must not contain empty values'))
-            .max(max, `must list at most ${max} values`),
-        ),
+        .transform((raw) => raw.split(','))
+        .pipe(z.array(value).max(max, `must list at most ${max} values`)),
       description,
     )
   },
@@ -99,13 +97,16 @@ export const param = {
   },
 }
 
-/** Gives a parameter a default, keeping its declaration otherwise the same. */
+/**
+ * Gives a parameter a default written as it would be sent (`'25'`, `'false'`); the default goes through the
+ * same rule as a sent value (zod's `prefault`), so handlers always receive the parsed type.
+ */
 export function withDefault<S extends z.ZodType>(
   declared: ParamSpec<Optional<S>>,
   value: z.input<S>,
-): ParamSpec<z.ZodDefault<S>> {
+): ParamSpec<z.ZodPrefault<S>> {
   const inner = (declared.schema as Optional<S>).unwrap()
-  return { ...declared, schema: inner.default(value as never) as z.ZodDefault<S> }
+  return { ...declared, schema: inner.prefault(value as never) as z.ZodPrefault<S> }
 }
 
 /** Makes a parameter mandatory. */
