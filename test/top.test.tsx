@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { render } from 'ink-testing-library'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -8,6 +9,7 @@ import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { openDatabase } from '../src/db/open.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
+import { syncPublisher } from '../src/scheduling/sync.js'
 import { WINDOW_MS, WINDOW_SQL } from '../src/stats/requestWindow.js'
 import { openTopSources, TopFeed } from '../src/stats/topFeed.js'
 import { TopReader, type TopSnapshot } from '../src/stats/topSnapshot.js'
@@ -29,6 +31,10 @@ let t: TestServer
 let dbPath: string
 let now: number
 const ids: Record<string, string> = {}
+let slotsSynced: number
+const DEMO_FEED = fileURLToPath(
+  new URL('../data/demo/scheduling/smart-examples/$bulk-publish', import.meta.url),
+)
 
 async function times(count: number, send: () => Promise<{ status: number }>): Promise<number[]> {
   const statuses: number[] = []
@@ -45,7 +51,12 @@ beforeAll(async () => {
   createOrganization(db, { slug: 'gamma', plan: 'developer' })
   const beta = createKey(db, { org: 'beta' }).key
   const gamma = createKey(db, { org: 'gamma' }).key
-  addPublisher(db, { slug: 'county-clinics', manifestUrl: 'https://example.org/$bulk-publish' })
+  addPublisher(db, { slug: 'county-clinics', manifestUrl: DEMO_FEED })
+  addPublisher(db, { slug: 'gone', manifestUrl: join(t.dir, 'no-such-feed', '$bulk-publish') })
+  const synced = await syncPublisher(db, 'county-clinics', { clock: t.now })
+  expect(synced).toMatchObject({ outcome: 'synced', written: expect.any(Number) })
+  slotsSynced = synced.written
+  expect((await syncPublisher(db, 'gone', { clock: t.now })).outcome).toBe('failed')
 
   const dayBefore = Date.parse('2026-11-20T08:00:00Z')
   for (let minute = 0; minute < 17; minute++) {
@@ -190,14 +201,23 @@ describe('the snapshot of a store that served known traffic', () => {
     expect(snapshot.recentErrors).toContainEqual(
       expect.objectContaining({ requestId: ids.blocked, org: 'gamma' }),
     )
+    expect(slotsSynced).toBeGreaterThan(0)
     expect(snapshot.publishers).toEqual([
       {
         slug: 'county-clinics',
         name: 'county-clinics',
         enabled: true,
-        lastSyncAt: null,
-        lastSyncResult: null,
-        slotsHeld: null,
+        lastSyncAt: DEFAULT_NOW,
+        lastSyncResult: 'synced',
+        slotsHeld: slotsSynced,
+      },
+      {
+        slug: 'gone',
+        name: 'gone',
+        enabled: true,
+        lastSyncAt: DEFAULT_NOW,
+        lastSyncResult: expect.stringMatching(/^failed: ./),
+        slotsHeld: 0,
       },
     ])
   })
@@ -351,7 +371,8 @@ describe('the live screen', () => {
 
       app.stdin.write(KEYS.tab)
       frame = await frameWhere(app, (text) => text.includes('PUBLISHER'))
-      expect(frame).toMatch(/county-clinics +yes +never +-/)
+      expect(frame).toMatch(new RegExp(`county-clinics +yes +0s ago +${slotsSynced} synced`))
+      expect(frame).toMatch(/gone +yes +0s ago +0 failed: /)
     } finally {
       app.unmount()
     }

@@ -4,18 +4,24 @@ export interface PublisherStatus {
   slug: string
   name: string
   enabled: boolean
-  /** ISO instant of the last sync attempt; null when never synced or not recorded. */
+  /** ISO instant of the last sync that fetched (skipped runs are not recorded); null when never. */
   lastSyncAt: string | null
-  /** `ok`, or what went wrong; null when never synced or not recorded. */
+  /** `synced`, `unchanged`, or `failed: <why>`; null when never synced. */
   lastSyncResult: string | null
-  /** Slots held from this publisher after its last sync; null when not recorded. */
+  /** Slots held from this publisher since its last successful sync; null on a store without the column. */
   slotsHeld: number | null
 }
 
+interface LastSync {
+  at?: string
+  outcome?: string
+  message?: string
+}
+
 /**
- * The sync state of each publisher, as far as the `publishers` table records it. It reads the optional
- * columns `last_sync_at` (ms since epoch, or ISO text), `last_sync_result` (text: `ok` or the error) and
- * `slot_count` (integer) when present, so it works on stores from before publisher sync recorded them.
+ * The sync state of each publisher as scheduling records it on the `publishers` row: `last_sync` (JSON
+ * {at, outcome, message, …}) and `slot_count`. Either column may be missing on a store whose scheduling
+ * migrations have not run; its figures then read as null rather than failing the whole screen.
  */
 export function readPublisherStatus(main: Db): PublisherStatus[] {
   const columns = new Set(
@@ -27,20 +33,33 @@ export function readPublisherStatus(main: Db): PublisherStatus[] {
   const optional = (column: string) => (columns.has(column) ? column : 'NULL')
   const rows = cachedStatement(
     main,
-    `SELECT slug, display_name AS name, enabled, ${optional('last_sync_at')} AS lastSyncAt,
-            ${optional('last_sync_result')} AS lastSyncResult, ${optional('slot_count')} AS slotsHeld
+    `SELECT slug, display_name AS name, enabled, ${optional('last_sync')} AS lastSync,
+            ${optional('slot_count')} AS slotsHeld
        FROM publishers ORDER BY slug`,
   ).all() as {
     slug: string
     name: string
     enabled: number
-    lastSyncAt: number | string | null
-    lastSyncResult: string | null
+    lastSync: string | null
     slotsHeld: number | null
   }[]
-  return rows.map((row) => ({
-    ...row,
-    enabled: row.enabled === 1,
-    lastSyncAt: typeof row.lastSyncAt === 'number' ? new Date(row.lastSyncAt).toISOString() : row.lastSyncAt,
-  }))
+  return rows.map(({ lastSync, ...row }) => {
+    const sync = parseLastSync(lastSync)
+    return {
+      ...row,
+      enabled: row.enabled === 1,
+      lastSyncAt: sync?.at ?? null,
+      lastSyncResult: sync?.outcome ? `${sync.outcome}${sync.message ? `: ${sync.message}` : ''}` : null,
+    }
+  })
+}
+
+function parseLastSync(text: string | null): LastSync | undefined {
+  if (text === null) return undefined
+  try {
+    const value = JSON.parse(text) as unknown
+    return typeof value === 'object' && value !== null ? (value as LastSync) : undefined
+  } catch {
+    return undefined
+  }
 }
