@@ -193,7 +193,7 @@ function seriesStats(
     for (const [id, count, next] of rows) stats.set(id, { count, next })
     return stats
   }
-  const past = pastCounts(db, query, params, filters)
+  const past = pastCounts(db, params, filters)
   const nexts = cachedStatement(
     db,
     `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${BY_SERIES}
@@ -213,7 +213,6 @@ function seriesStats(
 /** Slots of the asked status that started before `startAfter`, per series. */
 function pastCounts(
   db: Db,
-  query: Query,
   params: Record<string, string | number>,
   filters: SlotFilters,
 ): Map<number, number> {
@@ -233,7 +232,7 @@ function countMatches(db: Db, query: Query, match: SeriesMatch, filters: SlotFil
   const params = { ...query.slotParams, ids: match.ids }
   if (countsByComplement(filters)) {
     let past = 0
-    for (const count of pastCounts(db, query, params, filters).values()) past += count
+    for (const count of pastCounts(db, params, filters).values()) past += count
     return match.slots - past
   }
   return cachedStatement(
