@@ -76,6 +76,8 @@ export async function run(args: string[]): Promise<void> {
       // A smaller run for profiling the sync: `--publishers 5 --sync-only`.
       publishers: { type: 'string', default: String(SHAPE.publishers) },
       'sync-only': { type: 'boolean', default: false },
+      // Leave the synced database in place (its path is printed) for looking at query plans afterwards.
+      keep: { type: 'boolean', default: false },
     },
   })
   const durationSeconds = Number(values.duration)
@@ -209,6 +211,7 @@ export async function run(args: string[]): Promise<void> {
     )
   } finally {
     feed.stop()
-    rmSync(dir, { recursive: true, force: true })
+    if (values.keep) console.log(`database kept: ${dbPath}`)
+    else rmSync(dir, { recursive: true, force: true })
   }
 }

@@ -1,27 +1,15 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type FakeUpstream, hang, json, type Reply, startFakeUpstream } from './support/fakeUpstream.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
-/**
- * A remote FHIR terminology server that answers from a queue of scripted replies and fails on purpose;
- * LOINC is configured to be answered by it.
- */
-type Reply = (req: IncomingMessage, res: ServerResponse) => void
-let replies: Reply[] = []
-let seen: { method: string; url: string; body: string }[] = []
+/** A remote FHIR terminology server that fails on purpose; LOINC is configured to be answered by it. */
+let fake: FakeUpstream
 let waits: number[] = []
-let upstream: Server
 let t: TestServer
 
 const LOINC = 'http://loinc.org'
 const BASE = '/v1/fhir/r4'
 
-const json =
-  (status: number, body: unknown, headers: Record<string, string> = {}): Reply =>
-  (_req, res) =>
-    res.writeHead(status, { 'content-type': 'application/fhir+json', ...headers }).end(JSON.stringify(body))
-const hang: Reply = () => undefined
 const LOOKUP_ANSWER = {
   resourceType: 'Parameters',
   parameter: [
@@ -32,18 +20,8 @@ const LOOKUP_ANSWER = {
 }
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    let body = ''
-    req.on('data', (chunk) => (body += chunk))
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', body })
-      const reply = replies.shift()
-      if (reply) reply(req, res)
-      else res.writeHead(500).end()
-    })
-  })
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/fhir`
+  fake = await startFakeUpstream()
+  const base = fake.base
   t = await startTestServer({
     plan: 'scale',
     env: { SVC_TERMINOLOGY_SOURCES: JSON.stringify({ [LOINC]: base }) },
@@ -59,12 +37,10 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await t.close()
-  upstream.closeAllConnections()
-  await new Promise<void>((resolve) => upstream.close(() => resolve()))
+  await fake.close()
 })
 beforeEach(() => {
-  replies = []
-  seen = []
+  fake.reset()
   waits = []
 })
 
@@ -77,12 +53,12 @@ const post = (path: string, body: unknown) =>
 
 describe('a code system answered by its own source', () => {
   it('forwards $lookup with the asked properties and relays the answer', async () => {
-    replies = [json(200, LOOKUP_ANSWER)]
+    fake.script(json(200, LOOKUP_ANSWER))
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0&property=COMPONENT`)
     expect(response.status).toBe(200)
     expect(response.json).toEqual(LOOKUP_ANSWER)
-    expect(seen).toHaveLength(1)
-    const asked = new URL(seen[0]?.url ?? '', 'http://x')
+    expect(fake.seen).toHaveLength(1)
+    const asked = new URL(fake.seen[0]?.url ?? '', 'http://x')
     expect(asked.pathname).toBe('/fhir/CodeSystem/$lookup')
     expect([...asked.searchParams]).toEqual([
       ['system', LOINC],
@@ -92,9 +68,9 @@ describe('a code system answered by its own source', () => {
   })
 
   it('forwards $validate-code as a Parameters POST and relays its result', async () => {
-    replies = [
+    fake.script(
       json(200, { resourceType: 'Parameters', parameter: [{ name: 'result', valueBoolean: false }] }),
-    ]
+    )
     const response = await post('CodeSystem/$validate-code', {
       resourceType: 'Parameters',
       parameter: [
@@ -104,8 +80,11 @@ describe('a code system answered by its own source', () => {
     })
     expect(response.status).toBe(200)
     expect(response.json.parameter[0]).toEqual({ name: 'result', valueBoolean: false })
-    expect(seen[0]?.method).toBe('POST')
-    expect(JSON.parse(seen[0]?.body ?? '{}').parameter).toContainEqual({ name: 'code', valueCode: '0000-0' })
+    expect(fake.seen[0]?.method).toBe('POST')
+    expect(JSON.parse(fake.seen[0]?.body ?? '{}').parameter).toContainEqual({
+      name: 'code',
+      valueCode: '0000-0',
+    })
   })
 
   it('forwards $expand of its implicit value set and returns the expansion whole', async () => {
@@ -113,13 +92,13 @@ describe('a code system answered by its own source', () => {
       resourceType: 'ValueSet',
       expansion: { total: 2, contains: [{ code: 'a' }, { code: 'b' }] },
     }
-    replies = [json(200, expansion)]
+    fake.script(json(200, expansion))
     const response = await get(
       `ValueSet/$expand?url=${encodeURIComponent(`${LOINC}?fhir_vs`)}&filter=glucose&count=1`,
     )
     expect(response.status).toBe(200)
     expect(response.json).toEqual(expansion)
-    const asked = new URL(seen[0]?.url ?? '', 'http://x')
+    const asked = new URL(fake.seen[0]?.url ?? '', 'http://x')
     expect(asked.searchParams.get('filter')).toBe('glucose')
     expect(asked.searchParams.has('count')).toBe(false)
   })
@@ -139,7 +118,7 @@ describe('a code system answered by its own source', () => {
       resourceType: 'OperationOutcome',
       issue: [{ severity: 'error', code: 'not-found', details: { text: 'Unknown code' } }],
     }
-    replies = [json(404, outcome)]
+    fake.script(json(404, outcome))
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=nope`)
     expect(response.status).toBe(404)
     expect(response.json).toEqual(outcome)
@@ -148,54 +127,54 @@ describe('a code system answered by its own source', () => {
 
 describe('upstream failures', () => {
   it('retries once after a short wait, then answers', async () => {
-    replies = [json(500, {}), json(200, LOOKUP_ANSWER)]
+    fake.script(json(500, {}), json(200, LOOKUP_ANSWER))
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0`)
     expect(response.status).toBe(200)
-    expect(seen).toHaveLength(2)
+    expect(fake.seen).toHaveLength(2)
     expect(waits).toEqual([50])
   })
 
   it('answers 502 when the source fails twice, never an empty answer', async () => {
-    replies = [json(500, {}), json(503, {})]
+    fake.script(json(500, {}), json(503, {}))
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0`)
     expect(response.status).toBe(502)
     expect(response.json.resourceType).toBe('OperationOutcome')
-    expect(seen).toHaveLength(2)
+    expect(fake.seen).toHaveLength(2)
   })
 
   it('answers 502 when the source answers something other than the resource asked for', async () => {
-    replies = [json(200, { resourceType: 'Bundle' })]
+    fake.script(json(200, { resourceType: 'Bundle' }))
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0`)
     expect(response.status).toBe(502)
     const unreadable: Reply = (_req, res) =>
       res.writeHead(200, { 'content-type': 'application/json' }).end('{oops')
-    replies = [unreadable, unreadable]
+    fake.script(unreadable, unreadable)
     const garbled = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0`)
     expect(garbled.status).toBe(502)
   })
 
   it('waits a Retry-After of 5 s or less, then retries', async () => {
-    replies = [json(429, {}, { 'retry-after': '3' }), json(200, LOOKUP_ANSWER)]
+    fake.script(json(429, {}, { 'retry-after': '3' }), json(200, LOOKUP_ANSWER))
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0`)
     expect(response.status).toBe(200)
     expect(waits).toEqual([3000])
   })
 
   it('answers 503 throttled with Retry-After when the source asks for a longer wait', async () => {
-    replies = [json(429, {}, { 'retry-after': '30' })]
+    fake.script(json(429, {}, { 'retry-after': '30' }))
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0`)
     expect(response.status).toBe(503)
     expect(response.json.issue[0].code).toBe('throttled')
     expect(response.headers['retry-after']).toBe('30')
-    expect(seen).toHaveLength(1)
+    expect(fake.seen).toHaveLength(1)
   })
 
   it('answers 504 when the source does not answer in time, after one retry', async () => {
-    replies = [hang, hang]
+    fake.script(hang, hang)
     const response = await get(`CodeSystem/$lookup?system=${LOINC}&code=2339-0`)
     expect(response.status).toBe(504)
     expect(response.json.issue[0].code).toBe('timeout')
-    expect(seen).toHaveLength(2)
+    expect(fake.seen).toHaveLength(2)
   })
 })
 
@@ -208,7 +187,7 @@ describe('upstream failures inside a batch', () => {
     })
 
   it('a throttled entry answers 503 without headers; the others are unaffected', async () => {
-    replies = [json(429, {}, { 'retry-after': '30' })]
+    fake.script(json(429, {}, { 'retry-after': '30' }))
     const response = await batch([
       `CodeSystem/$lookup?system=${LOINC}&code=2339-0`,
       'CodeSystem/$lookup?system=http://hl7.org/fhir/administrative-gender&code=male',
@@ -221,7 +200,7 @@ describe('upstream failures inside a batch', () => {
 
   it('entries still running when the budget runs out answer 504 inside the 200', async () => {
     // The source never answers; its 300 ms per attempt, retried, would outlast a 1 s budget with the entries below.
-    replies = [hang, hang, hang, hang, hang, hang]
+    fake.script(hang, hang, hang, hang, hang, hang)
     const response = await batch([
       'CodeSystem/$lookup?system=http://hl7.org/fhir/administrative-gender&code=male',
       `CodeSystem/$lookup?system=${LOINC}&code=1`,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import type { ImportSource } from '../../src/directory/sources.js'
+import { seededRandom } from './random.js'
 
 /**
  * Deterministic directory releases of any size, shaped like the Plan-Net fixture: each record is a fixture
@@ -26,18 +27,6 @@ export const NATIONAL: DirectoryScale = {
 
 /** Networks the generated affiliations are listed in (organizations gen-org-0 … gen-org-(NETWORKS-1)). */
 export const NETWORKS = 50
-
-/** mulberry32: a small seeded generator, so every run builds the same release. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const lines = (dir: string, type: string) =>
   readFileSync(join(dir, `${type}.ndjson`), 'utf8')
@@ -74,7 +63,7 @@ function stream(name: string, count: number, make: (index: number) => string): I
 
 /** The generated release as import sources (one per type), from the fixture at `dir`. */
 export function generatedRelease(dir: string, scale: DirectoryScale): ImportSource[] {
-  const rand = random(20261121)
+  const rand = seededRandom(20261121)
   const { families, givens } = pools(dir)
   const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)] as T
 

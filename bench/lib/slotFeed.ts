@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { seededRandom } from './random.js'
 
 /**
  * A deterministic national-scale SMART Scheduling Links data set, generated on request and streamed by a
@@ -35,18 +36,6 @@ export const SPECIALTIES = Array.from(
 const ACCEPTING = ['newpt', 'existptonly', 'existptfam', 'nopt']
 const EXT = 'http://hl7.org/fhir/uv/smart-scheduling-links/StructureDefinition/'
 
-/** mulberry32: small, fast, and the same sequence on every machine. */
-function random(seed: number) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const pick = <T>(list: readonly T[], value: number) => list[Math.floor(value * list.length)] as T
 
 export const npiOf = (publisher: number, location: number, role: number) =>
@@ -54,7 +43,7 @@ export const npiOf = (publisher: number, location: number, role: number) =>
 
 /** Each publisher serves a region: most of its locations in one state, some in the next. */
 export function locationOf(publisher: number, location: number) {
-  const next = random(publisher * 100_003 + location)
+  const next = seededRandom(publisher * 100_003 + location)
   const state = STATES[(publisher + (next() < 0.8 ? 0 : 1)) % STATES.length] as string
   const city = `${state} City ${Math.floor(next() * 20)}`
   return { state, city, virtual: next() < 0.05 }
@@ -85,7 +74,7 @@ function* locations(publisher: number) {
 function* roles(publisher: number) {
   for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
     for (let r = 0; r < SHAPE.rolesPerLocation; r++) {
-      const next = random(publisher * 7_919 + l * 31 + r)
+      const next = seededRandom(publisher * 7_919 + l * 31 + r)
       yield {
         resourceType: 'PractitionerRole',
         id: `R${l}-${r}`,
@@ -103,7 +92,7 @@ function* roles(publisher: number) {
 function* schedules(publisher: number) {
   for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
     for (let r = 0; r < SHAPE.rolesPerLocation; r++) {
-      const next = random(publisher * 104_729 + l * 17 + r)
+      const next = seededRandom(publisher * 104_729 + l * 17 + r)
       const codes = [pick(SERVICE_TYPES, next()), ...(next() < 0.3 ? [pick(SERVICE_TYPES, next())] : [])]
       yield {
         resourceType: 'Schedule',
@@ -127,7 +116,7 @@ function* slots(publisher: number, file: number) {
   for (let s = file * schedulesPerFile; s < (file + 1) * schedulesPerFile; s++) {
     const l = Math.floor(s / SHAPE.rolesPerLocation)
     const r = s % SHAPE.rolesPerLocation
-    const next = random(publisher * 15_485_863 + s)
+    const next = seededRandom(publisher * 15_485_863 + s)
     const count = SHAPE.slotsPerSchedule + (r === 0 ? 1 : 0)
     const accepting = next() < 0.5 ? pick(ACCEPTING, next()) : undefined
     for (let k = 0; k < count; k++) {
