@@ -40,52 +40,37 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
       );
       CREATE INDEX sched_groups_publisher ON sched_groups(publisher);
 
-      CREATE TABLE sched_group_npis (
-        npi TEXT NOT NULL,
-        group_id INTEGER NOT NULL,
-        PRIMARY KEY (npi, group_id)
-      ) WITHOUT ROWID;
-      CREATE INDEX sched_group_npis_group ON sched_group_npis(group_id);
-
-      -- The group's searchable attributes are copied onto its series so that one index walk on one table
-      -- finds the series of a search.
+      -- A series carries its group's searchable attributes, so that search can hold every series in memory
+      -- (src/scheduling/seriesIndex.ts) and settle all filters but status and time without reading slots.
       CREATE TABLE sched_series (
         id INTEGER PRIMARY KEY,
         group_id INTEGER NOT NULL,
+        group_key TEXT NOT NULL,
         publisher TEXT NOT NULL,
-        city TEXT COLLATE NOCASE,
-        state TEXT COLLATE NOCASE,
+        city TEXT,
+        state TEXT,
         is_virtual INTEGER NOT NULL,
+        npis TEXT NOT NULL,           -- JSON ["1234567893"]: the provider's NPIs in any NPI system
         schedule_id TEXT NOT NULL,
         service_types TEXT NOT NULL,  -- JSON [{system, code, display}]
         specialties TEXT NOT NULL,    -- JSON [{system, code, display}]: the provider's and the schedule's
         appointment_type TEXT,
         accepting TEXT,               -- patient-type code, NULL when the feed declares none
-        group_key TEXT NOT NULL,
-        -- Slots per status (free, busy, busy-unavailable, busy-tentative): a default search (from now on)
-        -- counts by subtracting the few past slots from these, and picks its plan by their size.
+        -- Per status (free, busy, busy-unavailable, busy-tentative): how many slots and the first start.
+        -- A default search (from now on) counts by subtracting the few past slots from these.
         free_count INTEGER NOT NULL DEFAULT 0,
         busy_count INTEGER NOT NULL DEFAULT 0,
         unavailable_count INTEGER NOT NULL DEFAULT 0,
         tentative_count INTEGER NOT NULL DEFAULT 0,
+        free_first INTEGER,
+        busy_first INTEGER,
+        unavailable_first INTEGER,
+        tentative_first INTEGER,
         online INTEGER NOT NULL DEFAULT 0,  -- some slot carries a booking link
         phone INTEGER NOT NULL DEFAULT 0    -- some slot carries a booking phone
       );
       CREATE INDEX sched_series_group ON sched_series(group_id);
       CREATE INDEX sched_series_publisher ON sched_series(publisher);
-      CREATE INDEX sched_series_state ON sched_series(state, city);
-      CREATE INDEX sched_series_city ON sched_series(city);
-
-      -- kind 's' = service type, 'p' = specialty; token = system|code ('|code' without a system)
-      CREATE TABLE sched_series_codes (
-        kind TEXT NOT NULL,
-        code TEXT NOT NULL,
-        token TEXT NOT NULL,
-        series_id INTEGER NOT NULL,
-        PRIMARY KEY (kind, code, series_id)
-      ) WITHOUT ROWID;
-      CREATE INDEX sched_series_codes_token ON sched_series_codes(kind, token);
-      CREATE INDEX sched_series_codes_series ON sched_series_codes(series_id);
 
       CREATE TABLE sched_slots (
         series_id INTEGER NOT NULL,

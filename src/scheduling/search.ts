@@ -1,27 +1,17 @@
 import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
+import { type Series, type SeriesFilters, seriesIndex, statusIndex } from './seriesIndex.js'
 
 /** The filters every slot listing shares; the grouped listings ignore `groupKeys`. */
-export interface SlotFilters {
+export interface SlotFilters extends SeriesFilters {
   status: SlotStatus
-  publisher?: string
-  serviceTypeCode?: string[]
-  npi?: string[]
-  specialty?: string[]
-  appointmentType?: string
-  acceptingPatients?: Exclude<AcceptingPatients, 'nopt'>
-  isVirtual?: boolean
-  city?: string
-  state?: string
   /** Epoch ms; slots starting at or after. */
   startAfter?: number
   /** `startAfter` is the request's own moment (no explicit value): only a few matches lie before it. */
   startsNow?: boolean
   /** Epoch ms; slots starting at or before. */
   startBefore?: number
-  /** providerLocationKey and actorKey: each given key must match. */
-  groupKeys: string[]
 }
 
 export interface Page {
@@ -29,81 +19,15 @@ export interface Page {
   offset: number
 }
 
-interface Query {
-  /** Selects the ids and sizes of the series that pass every filter but status and time. */
-  seriesSql: string
-  seriesParams: Record<string, string | number>
-  /** Conditions on `t` (sched_slots): status and time. */
+/** Conditions on `t` (sched_slots): status and time; every other filter is settled on series. */
+interface SlotConditions {
   slotSql: string
   slotParams: Record<string, string | number>
 }
 
-/**
- * Builds the two halves of every search. The SQL text depends only on which filters are present (lists travel
- * as JSON arrays), so each shape is prepared once and reused.
- */
-function buildQuery(filters: SlotFilters): Query {
-  const series = [
-    'r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)',
-    "(r.accepting IS NULL OR r.accepting <> 'nopt')", // nopt slots are kept but never served
-  ]
-  const params: Record<string, string | number> = {}
-  if (filters.publisher !== undefined) {
-    series.push('r.publisher = @publisher')
-    params.publisher = filters.publisher
-  }
-  if (filters.city !== undefined) {
-    series.push('r.city = @city')
-    params.city = filters.city
-  }
-  if (filters.state !== undefined) {
-    series.push('r.state = @state')
-    params.state = filters.state
-  }
-  if (filters.isVirtual !== undefined) {
-    series.push('r.is_virtual = @isVirtual')
-    params.isVirtual = filters.isVirtual ? 1 : 0
-  }
-  if (filters.npi) {
-    series.push(
-      'r.group_id IN (SELECT group_id FROM sched_group_npis WHERE npi IN (SELECT value FROM json_each(@npi)))',
-    )
-    params.npi = JSON.stringify(filters.npi)
-  }
-  if (filters.serviceTypeCode) {
-    series.push(
-      `r.id IN (SELECT series_id FROM sched_series_codes
-                WHERE kind = 's' AND code IN (SELECT value FROM json_each(@serviceTypes)))`,
-    )
-    params.serviceTypes = JSON.stringify(filters.serviceTypeCode)
-  }
-  if (filters.specialty) {
-    const tokens = filters.specialty.filter((value) => value.includes('|'))
-    const codes = filters.specialty.filter((value) => !value.includes('|'))
-    series.push(
-      `r.id IN (SELECT series_id FROM sched_series_codes WHERE kind = 'p' AND code IN (SELECT value FROM json_each(@specialtyCodes))
-                UNION ALL
-                SELECT series_id FROM sched_series_codes WHERE kind = 'p' AND token IN (SELECT value FROM json_each(@specialtyTokens)))`,
-    )
-    params.specialtyCodes = JSON.stringify(codes)
-    params.specialtyTokens = JSON.stringify(tokens)
-  }
-  if (filters.appointmentType !== undefined) {
-    series.push('r.appointment_type = @appointmentType')
-    params.appointmentType = filters.appointmentType
-  }
-  if (filters.acceptingPatients !== undefined) {
-    // A slot that declares no code matches any requested value.
-    series.push('(r.accepting IS NULL OR r.accepting = @accepting)')
-    params.accepting = filters.acceptingPatients
-  }
-  filters.groupKeys.forEach((key, index) => {
-    series.push(`r.group_id = (SELECT id FROM sched_groups WHERE key = @key${index})`)
-    params[`key${index}`] = key
-  })
-
+function slotConditions(filters: SlotFilters): SlotConditions {
   const slot = ['t.status = @status']
-  const slotParams: Record<string, string | number> = { status: SLOT_STATUSES.indexOf(filters.status) }
+  const slotParams: Record<string, string | number> = { status: statusIndex(filters.status) }
   if (filters.startAfter !== undefined) {
     slot.push('t.start_ms >= @startAfter')
     slotParams.startAfter = filters.startAfter
@@ -112,46 +36,32 @@ function buildQuery(filters: SlotFilters): Query {
     slot.push('t.start_ms <= @startBefore')
     slotParams.startBefore = filters.startBefore
   }
-  return {
-    seriesSql: `SELECT r.id, r.group_id, r.group_key, r.${COUNT_COLUMNS[filters.status]}, r.online, r.phone
-      FROM sched_series r WHERE ${series.join(' AND ')}`,
-    seriesParams: params,
-    slotSql: slot.join(' AND '),
-    slotParams,
-  }
-}
-
-const COUNT_COLUMNS: Record<SlotStatus, string> = {
-  free: 'free_count',
-  busy: 'busy_count',
-  'busy-unavailable': 'unavailable_count',
-  'busy-tentative': 'tentative_count',
+  return { slotSql: slot.join(' AND '), slotParams }
 }
 
 /** The slots table's two access paths, named so that each query says which one it walks. */
 const BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
 const BY_START = 'sched_slots_by_start' // (status, start_ms, id)
 
-type SeriesRow = [id: number, groupId: number, groupKey: string, slots: number, online: 0 | 1, phone: 0 | 1]
-
 interface SeriesMatch {
-  rows: SeriesRow[]
-  /** JSON array of series ids, bound as one parameter. */
+  /** The matching series that hold slots of the asked status. */
+  series: Series[]
+  /** Their ids as a JSON array, bound as one parameter. */
   ids: string
   /** Slots of the asked status those series hold at any time: the size of the work. */
   slots: number
+  status: number
 }
 
-/**
- * Series filters first, in one small query; then the slots of those series by index. SQLite cannot know how
- * many slots a series set holds, so the caller picks the access path from `slots` rather than the planner.
- */
-function matchSeries(db: Db, query: Query): SeriesMatch | undefined {
-  const rows = cachedStatement(db, query.seriesSql).raw().all(query.seriesParams) as SeriesRow[]
-  if (rows.length === 0) return undefined
+function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
+  const status = statusIndex(filters.status)
+  const series = seriesIndex(db)
+    .match(filters)
+    .filter((candidate) => (candidate.counts[status] as number) > 0)
+  if (series.length === 0) return undefined
   let slots = 0
-  for (const row of rows) slots += row[3]
-  return { rows, ids: JSON.stringify(rows.map((row) => row[0])), slots }
+  for (const candidate of series) slots += candidate.counts[status] as number
+  return { series, ids: JSON.stringify(series.map((candidate) => candidate.id)), slots, status }
 }
 
 const servedSlots = (db: Db) =>
@@ -173,50 +83,17 @@ function slotPath(db: Db, match: SeriesMatch, page: Page): string {
 const countsByComplement = (filters: SlotFilters) =>
   filters.startBefore === undefined && (filters.startAfter === undefined || filters.startsNow === true)
 
-/** Matches per series (zero-match series omitted), each with its soonest start. */
-function seriesStats(
-  db: Db,
-  query: Query,
-  match: SeriesMatch,
-  filters: SlotFilters,
-): Map<number, { count: number; next: number }> {
-  const params = { ...query.slotParams, ids: match.ids }
-  const stats = new Map<number, { count: number; next: number }>()
-  if (!countsByComplement(filters)) {
-    const rows = cachedStatement(
-      db,
-      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_SERIES}
-       WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${query.slotSql} GROUP BY t.series_id`,
-    )
-      .raw()
-      .all(params) as [number, number, number][]
-    for (const [id, count, next] of rows) stats.set(id, { count, next })
-    return stats
-  }
-  const past = pastCounts(db, params, filters)
-  const nexts = cachedStatement(
-    db,
-    `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${BY_SERIES}
-                      WHERE t.series_id = j.value AND ${query.slotSql} ORDER BY t.start_ms LIMIT 1)
-     FROM json_each(@ids) j`,
-  )
-    .raw()
-    .all(params) as [number, number | null][]
-  const slots = new Map(match.rows.map((row) => [row[0], row[3]]))
-  for (const [id, next] of nexts) {
-    const count = (slots.get(id) ?? 0) - (past.get(id) ?? 0)
-    if (next !== null && count > 0) stats.set(id, { count, next })
-  }
-  return stats
+/** Series whose first slot of the asked status starts before `startAfter`: the only ones with past slots. */
+function withPast(match: SeriesMatch, filters: SlotFilters): Series[] {
+  const after = filters.startAfter
+  if (after === undefined) return []
+  return match.series.filter((series) => (series.firsts[match.status] as number) < after)
 }
 
 /** Slots of the asked status that started before `startAfter`, per series. */
-function pastCounts(
-  db: Db,
-  params: Record<string, string | number>,
-  filters: SlotFilters,
-): Map<number, number> {
-  if (filters.startAfter === undefined) return new Map()
+function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<number, number> {
+  const series = withPast(match, filters)
+  if (series.length === 0) return new Map()
   const rows = cachedStatement(
     db,
     `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
@@ -224,24 +101,72 @@ function pastCounts(
      GROUP BY t.series_id`,
   )
     .raw()
-    .all(params) as [number, number][]
+    .all({
+      ids: JSON.stringify(series.map((entry) => entry.id)),
+      status: match.status,
+      startAfter: filters.startAfter as number,
+    }) as [number, number][]
   return new Map(rows)
 }
 
-function countMatches(db: Db, query: Query, match: SeriesMatch, filters: SlotFilters) {
-  const params = { ...query.slotParams, ids: match.ids }
+function countMatches(db: Db, match: SeriesMatch, filters: SlotFilters, conditions: SlotConditions) {
   if (countsByComplement(filters)) {
     let past = 0
-    for (const count of pastCounts(db, params, filters).values()) past += count
+    for (const count of pastCounts(db, match, filters).values()) past += count
     return match.slots - past
   }
   return cachedStatement(
     db,
     `SELECT count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
-     WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${query.slotSql}`,
+     WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql}`,
   )
     .pluck()
-    .get(params) as number
+    .get({ ...conditions.slotParams, ids: match.ids }) as number
+}
+
+/** Matches per series (zero-match series omitted), each with its soonest start. */
+function seriesStats(
+  db: Db,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  conditions: SlotConditions,
+): Map<number, { count: number; next: number }> {
+  const stats = new Map<number, { count: number; next: number }>()
+  if (!countsByComplement(filters)) {
+    const rows = cachedStatement(
+      db,
+      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_SERIES}
+       WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql} GROUP BY t.series_id`,
+    )
+      .raw()
+      .all({ ...conditions.slotParams, ids: match.ids }) as [number, number, number][]
+    for (const [id, count, next] of rows) stats.set(id, { count, next })
+    return stats
+  }
+  const past = pastCounts(db, match, filters)
+  const started = withPast(match, filters)
+  // Only a series with past slots needs a seek for its next start; for the others it is their first.
+  const nexts = new Map(
+    started.length === 0
+      ? []
+      : (cachedStatement(
+          db,
+          `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${BY_SERIES}
+                            WHERE t.series_id = j.value AND ${conditions.slotSql} ORDER BY t.start_ms LIMIT 1)
+           FROM json_each(@ids) j`,
+        )
+          .raw()
+          .all({
+            ...conditions.slotParams,
+            ids: JSON.stringify(started.map((series) => series.id)),
+          }) as [number, number | null][]),
+  )
+  for (const series of match.series) {
+    const count = (series.counts[match.status] as number) - (past.get(series.id) ?? 0)
+    const next = nexts.has(series.id) ? nexts.get(series.id) : series.firsts[match.status]
+    if (count > 0 && next !== null && next !== undefined) stats.set(series.id, { count, next })
+  }
+  return stats
 }
 
 interface SlotRowOut {
@@ -314,12 +239,12 @@ function toSlot(row: SlotRowOut, summaries: SummaryCache): Record<string, unknow
 }
 
 export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
-  const query = buildQuery(filters)
-  const match = matchSeries(db, query)
+  const match = matchSeries(db, filters)
   if (!match) return { slots: [], total: 0 }
-  const params = { ...query.slotParams, ids: match.ids }
+  const conditions = slotConditions(filters)
+  const params = { ...conditions.slotParams, ids: match.ids }
   const members = 't.series_id IN (SELECT value FROM json_each(@ids))'
-  const total = countMatches(db, query, match, filters)
+  const total = countMatches(db, match, filters, conditions)
   if (total <= page.offset) return { slots: [], total }
   const rows = cachedStatement(
     db,
@@ -327,7 +252,7 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
             r.schedule_id, r.service_types, r.appointment_type, r.accepting,
             g.publisher, g.location, g.provider, g.is_virtual, p.transaction_time, p.synced_at
      FROM (SELECT t.* FROM sched_slots t INDEXED BY ${slotPath(db, match, page)}
-           WHERE ${members} AND ${query.slotSql}
+           WHERE ${members} AND ${conditions.slotSql}
            ORDER BY t.start_ms, t.id LIMIT @limit OFFSET @offset) t
      JOIN sched_series r ON r.id = t.series_id
      JOIN sched_groups g ON g.id = r.group_id
@@ -378,24 +303,31 @@ export function searchGroups(
   filters: SlotFilters,
   page: Page,
 ): { groups: GroupMatch[]; total: number } {
-  const query = buildQuery(filters)
-  const match = matchSeries(db, query)
+  const match = matchSeries(db, filters)
   if (!match) return { groups: [], total: 0 }
-  const stats = seriesStats(db, query, match, filters)
+  const stats = seriesStats(db, match, filters, slotConditions(filters))
   const tallies = new Map<number, GroupTally>()
-  for (const [id, groupId, key, , online, phone] of match.rows) {
-    const stat = stats.get(id)
+  for (const series of match.series) {
+    const stat = stats.get(series.id)
     if (!stat) continue
-    let tally = tallies.get(groupId)
+    let tally = tallies.get(series.groupId)
     if (!tally) {
-      tally = { id: groupId, key, count: 0, next: stat.next, online: false, phone: false, series: [] }
-      tallies.set(groupId, tally)
+      tally = {
+        id: series.groupId,
+        key: series.groupKey,
+        count: 0,
+        next: stat.next,
+        online: false,
+        phone: false,
+        series: [],
+      }
+      tallies.set(series.groupId, tally)
     }
     tally.count += stat.count
     tally.next = Math.min(tally.next, stat.next)
-    tally.online ||= online === 1
-    tally.phone ||= phone === 1
-    tally.series.push(id)
+    tally.online ||= series.online
+    tally.phone ||= series.phone
+    tally.series.push(series.id)
   }
   const ordered = [...tallies.values()].sort((a, b) => a.next - b.next || (a.key < b.key ? -1 : 1))
   const pageTallies = ordered.slice(page.offset, page.offset + page.limit)

@@ -21,15 +21,11 @@ export interface SeriesAttributes {
 /** Removes everything a publisher contributed to the read tables; the caller holds the transaction. */
 export function deletePublisherSlots(db: Db, publisher: string): void {
   const groups = 'SELECT id FROM sched_groups WHERE publisher = ?'
-  const series = `SELECT id FROM sched_series WHERE group_id IN (${groups})`
+  const series = 'SELECT id FROM sched_series WHERE publisher = ?'
   db.prepare(`DELETE FROM sched_slots WHERE series_id IN (${series})`).run(publisher)
-  db.prepare(`DELETE FROM sched_series_codes WHERE series_id IN (${series})`).run(publisher)
   db.prepare(`DELETE FROM sched_series WHERE group_id IN (${groups})`).run(publisher)
-  db.prepare(`DELETE FROM sched_group_npis WHERE group_id IN (${groups})`).run(publisher)
   db.prepare('DELETE FROM sched_groups WHERE publisher = ?').run(publisher)
 }
-
-const token = (coding: Coding) => `${coding.system ?? ''}|${coding.code}`
 
 /**
  * Writes one publisher's groups, series and slots into the read tables. It runs inside the sync's single
@@ -38,12 +34,10 @@ const token = (coding: Coding) => `${coding.system ?? ''}|${coding.code}`
 export class SlotWriter {
   readonly #groupIds = new Map<string, number>()
   readonly #seriesIds = new Map<ScheduleModel, Map<string, number>>()
-  /** Per series: slots per status, then whether any carries a booking link, a booking phone. */
-  readonly #seriesTallies = new Map<number, [number, number, number, number, boolean, boolean]>()
+  /** Per series: slots and first start per status, and whether any carries a booking link or phone. */
+  readonly #seriesTallies = new Map<number, SeriesTally>()
   readonly #insertGroup
-  readonly #insertNpi
   readonly #insertSeries
-  readonly #insertCode
   readonly #insertSlot
   written = 0
 
@@ -54,14 +48,10 @@ export class SlotWriter {
     this.#insertGroup = db.prepare(
       `INSERT INTO sched_groups (publisher, key, location, provider, is_virtual) VALUES (?, ?, ?, ?, ?)`,
     )
-    this.#insertNpi = db.prepare('INSERT OR IGNORE INTO sched_group_npis (npi, group_id) VALUES (?, ?)')
     this.#insertSeries = db.prepare(
-      `INSERT INTO sched_series (group_id, group_key, publisher, city, state, is_virtual,
+      `INSERT INTO sched_series (group_id, group_key, publisher, city, state, is_virtual, npis,
          schedule_id, service_types, specialties, appointment_type, accepting)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    this.#insertCode = db.prepare(
-      'INSERT OR IGNORE INTO sched_series_codes (kind, code, token, series_id) VALUES (?, ?, ?, ?)',
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     this.#insertSlot = db.prepare(
       `INSERT OR IGNORE INTO sched_slots
@@ -82,7 +72,6 @@ export class SlotWriter {
         group.isVirtual ? 1 : 0,
       ).lastInsertRowid,
     )
-    for (const npi of group.npis) this.#insertNpi.run(npi, id)
     this.#groupIds.set(group.key, id)
     return id
   }
@@ -109,6 +98,7 @@ export class SlotWriter {
         group.location.city ?? null,
         group.location.state ?? null,
         group.isVirtual ? 1 : 0,
+        JSON.stringify(group.npis),
         schedule.id,
         JSON.stringify(attributes.serviceTypes),
         JSON.stringify(schedule.specialties),
@@ -116,8 +106,6 @@ export class SlotWriter {
         attributes.accepting,
       ).lastInsertRowid,
     )
-    for (const coding of attributes.serviceTypes) this.#insertCode.run('s', coding.code, token(coding), id)
-    for (const coding of schedule.specialties) this.#insertCode.run('p', coding.code, token(coding), id)
     ofSchedule.set(signature, id)
     return id
   }
@@ -138,23 +126,34 @@ export class SlotWriter {
     this.written++
     let tally = this.#seriesTallies.get(seriesId)
     if (!tally) {
-      tally = [0, 0, 0, 0, false, false]
+      tally = { counts: [0, 0, 0, 0], firsts: [null, null, null, null], online: false, phone: false }
       this.#seriesTallies.set(seriesId, tally)
     }
-    ;(tally[slot.status as 0 | 1 | 2 | 3] as number)++
-    if (slot.bookingLink) tally[4] = true
-    if (slot.bookingPhone) tally[5] = true
+    const status = slot.status as 0 | 1 | 2 | 3
+    tally.counts[status]++
+    const first = tally.firsts[status]
+    if (first === null || slot.startMs < first) tally.firsts[status] = slot.startMs
+    if (slot.bookingLink) tally.online = true
+    if (slot.bookingPhone) tally.phone = true
     return true
   }
 
-  /** Records each series' slot counts and booking methods, which search reads; call once all slots are in. */
+  /** Records each series' slot counts, first starts and booking methods; call once all slots are in. */
   finish(): void {
     const update = this.db.prepare(
       `UPDATE sched_series SET free_count = ?, busy_count = ?, unavailable_count = ?, tentative_count = ?,
-         online = ?, phone = ? WHERE id = ?`,
+         free_first = ?, busy_first = ?, unavailable_first = ?, tentative_first = ?, online = ?, phone = ?
+       WHERE id = ?`,
     )
-    for (const [id, [free, busy, unavailable, tentative, online, phone]] of this.#seriesTallies) {
-      update.run(free, busy, unavailable, tentative, online ? 1 : 0, phone ? 1 : 0, id)
+    for (const [id, { counts, firsts, online, phone }] of this.#seriesTallies) {
+      update.run(...counts, ...firsts, online ? 1 : 0, phone ? 1 : 0, id)
     }
   }
+}
+
+interface SeriesTally {
+  counts: [number, number, number, number]
+  firsts: [number | null, number | null, number | null, number | null]
+  online: boolean
+  phone: boolean
 }

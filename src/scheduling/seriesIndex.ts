@@ -1,0 +1,234 @@
+import { cachedStatement, type Db } from '../db/open.js'
+import type { AcceptingPatients, Coding, SlotStatus } from './resources.js'
+import { SLOT_STATUSES } from './resources.js'
+
+/**
+ * Every served series held in memory, indexed by what searches filter on. Series are few (one per schedule
+ * and attribute set: tens of thousands nationally) while slots are millions, so a search settles its series
+ * here in microseconds and reads only slots from SQLite. Each publisher is a partition, reloaded when its
+ * sync commits (`synced_at`) or its `enabled` flag changes, by whichever process: every search compares them.
+ */
+
+export interface Series {
+  id: number
+  groupId: number
+  groupKey: string
+  publisher: string
+  /** Lower-cased, as city and state match regardless of case. */
+  city: string | undefined
+  state: string | undefined
+  isVirtual: boolean
+  npis: string[]
+  serviceCodes: Set<string>
+  specialtyCodes: Set<string>
+  /** `system|code` of each specialty. */
+  specialtyTokens: Set<string>
+  appointmentType: string | null
+  accepting: AcceptingPatients | null
+  /** Per status, in SLOT_STATUSES order: how many slots, and the first one's start (epoch ms) or null. */
+  counts: number[]
+  firsts: (number | null)[]
+  online: boolean
+  phone: boolean
+}
+
+export interface SeriesFilters {
+  publisher?: string
+  serviceTypeCode?: string[]
+  npi?: string[]
+  specialty?: string[]
+  appointmentType?: string
+  acceptingPatients?: Exclude<AcceptingPatients, 'nopt'>
+  isVirtual?: boolean
+  city?: string
+  state?: string
+  groupKeys: string[]
+}
+
+class Partition {
+  readonly all: Series[] = []
+  readonly byState = new Map<string, Series[]>()
+  readonly byCity = new Map<string, Series[]>()
+  readonly byNpi = new Map<string, Series[]>()
+  readonly byServiceCode = new Map<string, Series[]>()
+  readonly bySpecialtyCode = new Map<string, Series[]>()
+  readonly bySpecialtyToken = new Map<string, Series[]>()
+  readonly byGroupKey = new Map<string, Series[]>()
+
+  constructor(readonly signature: string) {}
+
+  add(series: Series) {
+    this.all.push(series)
+    if (series.state) push(this.byState, series.state, series)
+    if (series.city) push(this.byCity, series.city, series)
+    for (const npi of series.npis) push(this.byNpi, npi, series)
+    for (const code of series.serviceCodes) push(this.byServiceCode, code, series)
+    for (const code of series.specialtyCodes) push(this.bySpecialtyCode, code, series)
+    for (const token of series.specialtyTokens) push(this.bySpecialtyToken, token, series)
+    push(this.byGroupKey, series.groupKey, series)
+  }
+
+  /** The smallest list that surely holds every match: the most selective indexed filter's. */
+  candidates(filters: SeriesFilters): Series[] {
+    const lists: Series[][] = [this.all]
+    const union = (index: Map<string, Series[]>, keys: string[]) =>
+      keys.length === 1 ? (index.get(keys[0] as string) ?? []) : keys.flatMap((key) => index.get(key) ?? [])
+    if (filters.state !== undefined) lists.push(union(this.byState, [filters.state.toLowerCase()]))
+    if (filters.city !== undefined) lists.push(union(this.byCity, [filters.city.toLowerCase()]))
+    if (filters.npi) lists.push(union(this.byNpi, filters.npi))
+    if (filters.serviceTypeCode) lists.push(union(this.byServiceCode, filters.serviceTypeCode))
+    if (filters.specialty) {
+      lists.push([
+        ...union(
+          this.bySpecialtyCode,
+          filters.specialty.filter((value) => !value.includes('|')),
+        ),
+        ...union(
+          this.bySpecialtyToken,
+          filters.specialty.filter((value) => value.includes('|')),
+        ),
+      ])
+    }
+    if (filters.groupKeys[0] !== undefined) lists.push(union(this.byGroupKey, [filters.groupKeys[0]]))
+    return lists.reduce((smallest, list) => (list.length < smallest.length ? list : smallest))
+  }
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T) {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+/** Every condition of the filters, checked on one series. */
+function matches(series: Series, filters: SeriesFilters): boolean {
+  if (filters.publisher !== undefined && series.publisher !== filters.publisher) return false
+  if (filters.state !== undefined && series.state !== filters.state.toLowerCase()) return false
+  if (filters.city !== undefined && series.city !== filters.city.toLowerCase()) return false
+  if (filters.isVirtual !== undefined && series.isVirtual !== filters.isVirtual) return false
+  if (filters.appointmentType !== undefined && series.appointmentType !== filters.appointmentType)
+    return false
+  // A series that declares no patient type matches any requested value.
+  if (filters.acceptingPatients !== undefined && series.accepting !== null) {
+    if (series.accepting !== filters.acceptingPatients) return false
+  }
+  if (filters.npi && !filters.npi.some((npi) => series.npis.includes(npi))) return false
+  if (filters.serviceTypeCode && !filters.serviceTypeCode.some((code) => series.serviceCodes.has(code))) {
+    return false
+  }
+  if (
+    filters.specialty &&
+    !filters.specialty.some((value) =>
+      value.includes('|') ? series.specialtyTokens.has(value) : series.specialtyCodes.has(value),
+    )
+  ) {
+    return false
+  }
+  return filters.groupKeys.every((key) => series.groupKey === key)
+}
+
+interface SeriesRow {
+  id: number
+  group_id: number
+  group_key: string
+  publisher: string
+  city: string | null
+  state: string | null
+  is_virtual: number
+  npis: string
+  service_types: string
+  specialties: string
+  appointment_type: string | null
+  accepting: AcceptingPatients | null
+  free_count: number
+  busy_count: number
+  unavailable_count: number
+  tentative_count: number
+  free_first: number | null
+  busy_first: number | null
+  unavailable_first: number | null
+  tentative_first: number | null
+  online: number
+  phone: number
+}
+
+function toSeries(row: SeriesRow): Series {
+  const serviceTypes = JSON.parse(row.service_types) as Coding[]
+  const specialties = JSON.parse(row.specialties) as Coding[]
+  return {
+    id: row.id,
+    groupId: row.group_id,
+    groupKey: row.group_key,
+    publisher: row.publisher,
+    city: row.city?.toLowerCase(),
+    state: row.state?.toLowerCase(),
+    isVirtual: row.is_virtual === 1,
+    npis: JSON.parse(row.npis) as string[],
+    serviceCodes: new Set(serviceTypes.map((coding) => coding.code)),
+    specialtyCodes: new Set(specialties.map((coding) => coding.code)),
+    specialtyTokens: new Set(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
+    appointmentType: row.appointment_type,
+    accepting: row.accepting,
+    counts: [row.free_count, row.busy_count, row.unavailable_count, row.tentative_count],
+    firsts: [row.free_first, row.busy_first, row.unavailable_first, row.tentative_first],
+    online: row.online === 1,
+    phone: row.phone === 1,
+  }
+}
+
+export const statusIndex = (status: SlotStatus) => SLOT_STATUSES.indexOf(status)
+
+export class SeriesIndex {
+  readonly #partitions = new Map<string, Partition>()
+
+  constructor(private readonly db: Db) {}
+
+  /** The served series matching every filter, after bringing changed publishers up to date. */
+  match(filters: SeriesFilters): Series[] {
+    this.#refresh()
+    const found: Series[] = []
+    for (const [slug, partition] of this.#partitions) {
+      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      for (const series of partition.candidates(filters)) if (matches(series, filters)) found.push(series)
+    }
+    return found
+  }
+
+  #refresh() {
+    const publishers = cachedStatement(
+      this.db,
+      'SELECT slug, enabled, synced_at AS syncedAt FROM publishers',
+    ).all() as { slug: string; enabled: number; syncedAt: string | null }[]
+    const served = new Set<string>()
+    for (const { slug, enabled, syncedAt } of publishers) {
+      if (enabled !== 1) continue
+      served.add(slug)
+      const signature = syncedAt ?? ''
+      if (this.#partitions.get(slug)?.signature !== signature) this.#load(slug, signature)
+    }
+    for (const slug of this.#partitions.keys()) if (!served.has(slug)) this.#partitions.delete(slug)
+  }
+
+  #load(slug: string, signature: string) {
+    const partition = new Partition(signature)
+    // Slots whose patient type is nopt are kept but never served.
+    const rows = cachedStatement(
+      this.db,
+      `SELECT * FROM sched_series WHERE publisher = ? AND (accepting IS NULL OR accepting <> 'nopt')`,
+    ).all(slug) as SeriesRow[]
+    for (const row of rows) partition.add(toSeries(row))
+    this.#partitions.set(slug, partition)
+  }
+}
+
+const indexes = new WeakMap<Db, SeriesIndex>()
+
+/** One index per connection, so every process (and every test server) keeps its own. */
+export function seriesIndex(db: Db): SeriesIndex {
+  let index = indexes.get(db)
+  if (!index) {
+    index = new SeriesIndex(db)
+    indexes.set(db, index)
+  }
+  return index
+}
