@@ -6,7 +6,7 @@ import { createKey, keyOwnerLookup } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { UsageCounter } from '../src/accounts/usage.js'
 import { resolveConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/open.js'
+import { openDatabase, openStore } from '../src/db/open.js'
 import { type RunningServer, startServer } from '../src/http/server.js'
 import {
   type BareServer,
@@ -165,10 +165,10 @@ function timeKeyCheckAndCount(
   dbPath: string,
   key: string,
 ): { iterations: number; medianUs: number; p99Us: number } {
-  const db = openDatabase(dbPath)
+  const store = openStore({ db: dbPath })
   try {
-    const lookup = keyOwnerLookup(db)
-    const usage = new UsageCounter(db, clock)
+    const lookup = keyOwnerLookup(store.db)
+    const usage = new UsageCounter(store.live, clock)
     const once = () => {
       const owner = lookup(key)
       if (!owner) throw new Error('bench key not found')
@@ -185,6 +185,6 @@ function timeKeyCheckAndCount(
     samples.sort((a, b) => a - b)
     return { iterations: ITERATIONS, medianUs: percentile(samples, 50), p99Us: percentile(samples, 99) }
   } finally {
-    db.close()
+    store.close()
   }
 }

@@ -42,7 +42,7 @@ describe('FHIR batch', () => {
 
   it('counts once against the plan', async () => {
     const count = () =>
-      t.server.db
+      t.server.live
         .prepare("SELECT count FROM usage_counters WHERE period = 'M:2026-11'")
         .pluck()
         .get() as number

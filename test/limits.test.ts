@@ -13,7 +13,7 @@ async function burst(count: number, path = PATH) {
 }
 
 const usageOf = (period: string) =>
-  (t.server.db.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as
+  (t.server.live.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as
     number | undefined) ?? 0
 
 describe('per-minute limit', () => {
@@ -61,12 +61,12 @@ describe('per-minute limit', () => {
 })
 
 describe('monthly allowance', () => {
-  const fillMonth = (count: number) =>
-    t.server.db
-      .prepare(
-        "INSERT INTO usage_counters (org_id, period, count) SELECT id, 'M:2026-11', ? FROM organizations WHERE slug = 'acme'",
-      )
-      .run(count)
+  const fillMonth = (count: number) => {
+    const orgId = t.server.db.prepare("SELECT id FROM organizations WHERE slug = 'acme'").pluck().get()
+    t.server.live
+      .prepare("INSERT INTO usage_counters (org_id, period, count) VALUES (?, 'M:2026-11', ?)")
+      .run(orgId, count)
+  }
 
   it('refuses Developer past 1,000 until 00:00 UTC on the 1st, then resumes', async () => {
     t = await startTestServer({ now: '2026-11-30T23:58:00.000Z' })

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Db } from '../db/open.js'
+import type { Db, Store } from '../db/open.js'
 import { displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
 import { AccountError, requireOrganization } from './orgs.js'
 import type { Plan } from './plans.js'
@@ -46,23 +46,34 @@ export function createKey(
   return { id, key, org: org.slug, name: input.name ?? null, createdAt }
 }
 
-export function listKeys(db: Db, org?: string): ApiKeyRecord[] {
+/** Keys from the main database with their last use from the live one (src/db/live.ts). */
+export function listKeys(store: Pick<Store, 'db' | 'live'>, org?: string): ApiKeyRecord[] {
   const orgFilter = org === undefined ? '' : 'WHERE o.id = ?'
-  const statement = db.prepare(
+  const statement = store.db.prepare(
     `SELECT k.id, o.slug AS org, k.name, k.display_prefix AS prefix, k.created_at AS createdAt,
-            k.last_used_at AS lastUsedAt, k.revoked_at AS revokedAt
+            NULL AS lastUsedAt, k.revoked_at AS revokedAt
        FROM api_keys k JOIN organizations o ON o.id = k.org_id ${orgFilter}
       ORDER BY k.created_at, k.id`,
   )
-  const rows = org === undefined ? statement.all() : statement.all(requireOrganization(db, org).id)
-  return rows as ApiKeyRecord[]
+  const rows = (
+    org === undefined ? statement.all() : statement.all(requireOrganization(store.db, org).id)
+  ) as ApiKeyRecord[]
+  const lastUsed = new Map(
+    store.live.prepare('SELECT key_id, last_used_at FROM key_last_used').raw().all() as [string, string][],
+  )
+  for (const row of rows) row.lastUsedAt = lastUsed.get(row.id) ?? null
+  return rows
 }
 
-export function revokeKey(db: Db, id: string, now: number = Date.now()): ApiKeyRecord {
-  const result = db
+export function revokeKey(
+  store: Pick<Store, 'db' | 'live'>,
+  id: string,
+  now: number = Date.now(),
+): ApiKeyRecord {
+  const result = store.db
     .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
     .run(new Date(now).toISOString(), id)
-  const record = listKeys(db).find((key) => key.id === id)
+  const record = listKeys(store).find((key) => key.id === id)
   if (!record) throw new AccountError(`No key "${id}"; see \`svc keys list\``)
   if (result.changes === 0) throw new AccountError(`Key "${id}" was already revoked at ${record.revokedAt}`)
   return record

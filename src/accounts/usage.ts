@@ -58,9 +58,9 @@ class Refused extends Error {
 }
 
 /**
- * Counts requests per organization per UTC minute and month in the shared store. Reserve increments and
- * checks in one IMMEDIATE transaction (rolled back when refused), so several server processes on one file never overshoot;
- * a request whose answer must not count (5xx) is refunded afterwards.
+ * Counts requests per organization per UTC minute and month in the live database (src/db/live.ts), which
+ * every server process shares. Reserve increments and checks in one IMMEDIATE transaction (rolled back when
+ * refused), so several processes never overshoot; a request whose answer must not count (5xx) is refunded.
  */
 export class UsageCounter {
   readonly #reserve: (orgId: number, plan: Plan, now: number) => ReserveResult

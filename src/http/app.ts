@@ -18,6 +18,8 @@ import type { RequestState } from './state.js'
 
 export interface AppOptions {
   db: Db
+  /** Where each request's writes go (src/db/live.ts), so a long write on `db` never holds a request up. */
+  live: Db
   config: Config
   clock: Clock
   /** Where unexpected faults are reported (never with request secrets). */
@@ -33,11 +35,11 @@ export interface App {
 
 /** request id → compress → errors → negotiate → auth → limits → dispatch, as ARCHITECTURE.md draws it. */
 export function createApp(options: AppOptions): App {
-  const { db, config, clock } = options
+  const { db, live, config, clock } = options
   const routes = new Routes(allEndpoints())
   const services: Services = { db, config, clock, routes }
-  const usage = new UsageCounter(db, clock)
-  const requestLog = new RequestLog(db, clock, options.requestLog)
+  const usage = new UsageCounter(live, clock)
+  const requestLog = new RequestLog(live, clock, options.requestLog)
   const koa = new Koa<RequestState>()
   koa.use(requestContext({ usage, log: requestLog, clock }))
   koa.use(compress({ br: false, deflate: false, gzip: { level: 6 }, threshold: 1024 }))

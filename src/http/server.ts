@@ -3,14 +3,17 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Clock } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
-import { type Db, openDatabase } from '../db/open.js'
+import { type Db, openStore } from '../db/open.js'
 import { createApp } from './app.js'
 
 export interface RunningServer {
   url: string
   port: number
   server: Server
+  /** The main database: accounts and domain data. */
   db: Db
+  /** The live database (src/db/live.ts): usage counters, request log, keys' last use. */
+  live: Db
   close(): Promise<void>
 }
 
@@ -20,7 +23,8 @@ export async function startServer(
   clock: Clock,
   options: { requestLogFlushMs?: number; busyTimeoutMs?: number } = {},
 ): Promise<RunningServer> {
-  const db = openDatabase(config.db, { busyTimeoutMs: options.busyTimeoutMs })
+  const store = openStore(config, { busyTimeoutMs: options.busyTimeoutMs })
+  const { db, live } = store
   // Listen before building the app so links derived from a port-0 config name the bound port.
   const server = createServer()
   server.listen(config.port, config.host)
@@ -29,6 +33,7 @@ export async function startServer(
   const effective = withBoundPort(config, port)
   const app = createApp({
     db,
+    live,
     config: effective,
     clock,
     requestLog: { flushEveryMs: options.requestLogFlushMs },
@@ -41,11 +46,12 @@ export async function startServer(
     port,
     server,
     db,
+    live,
     async close() {
       server.closeIdleConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       app.requestLog.stop()
-      db.close()
+      store.close()
     },
   }
 }

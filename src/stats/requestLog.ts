@@ -1,6 +1,6 @@
 import { pruneMinuteCounters } from '../accounts/usage.js'
 import type { Clock } from '../clock.js'
-import type { Db } from '../db/open.js'
+import type { Db, Store } from '../db/open.js'
 
 export interface RequestRecord {
   requestId: string
@@ -19,8 +19,9 @@ export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000
 const PRUNE_EVERY_MS = 60 * 60 * 1000
 
 /**
- * Buffers request records in memory and writes them in one transaction per batch, off the request's path.
- * The same flush stamps `last_used_at` on the keys seen and prunes records past the retention period.
+ * Buffers request records in memory and writes them to the live database (src/db/live.ts) in one
+ * transaction per batch, off the request's path. The same flush stamps the last use of the keys seen and
+ * prunes records past the retention period.
  */
 export class RequestLog {
   #buffer: RequestRecord[] = []
@@ -29,27 +30,27 @@ export class RequestLog {
   readonly #write: (records: RequestRecord[]) => void
 
   constructor(
-    private readonly db: Db,
+    private readonly live: Db,
     private readonly clock: Clock,
     private readonly options: { flushEveryMs?: number; maxBuffered?: number } = {},
   ) {
-    const insert = db.prepare(
+    const insert = live.prepare(
       `INSERT OR IGNORE INTO request_log
          (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
        VALUES (@requestId, @at, @orgId, @keyId, @method, @path, @route, @status, @durationMs, @bytes)`,
     )
-    const touchKey = db.prepare(
-      'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+    const touchKey = live.prepare(
+      `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?)
+       ON CONFLICT (key_id) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)`,
     )
-    this.#write = db.transaction((records: RequestRecord[]) => {
+    this.#write = live.transaction((records: RequestRecord[]) => {
       const lastUse = new Map<string, number>()
       for (const record of records) {
         insert.run(record)
         if (record.keyId) lastUse.set(record.keyId, Math.max(lastUse.get(record.keyId) ?? 0, record.at))
       }
       for (const [keyId, at] of lastUse) {
-        const iso = new Date(at).toISOString()
-        touchKey.run(iso, keyId, iso)
+        touchKey.run(keyId, new Date(at).toISOString())
       }
     })
   }
@@ -90,28 +91,37 @@ export class RequestLog {
     if (now - this.#lastPrune < PRUNE_EVERY_MS) return
     this.#lastPrune = now
     try {
-      pruneRequestLog(this.db, now)
-      pruneMinuteCounters(this.db, now)
+      pruneRequestLog(this.live, now)
+      pruneMinuteCounters(this.live, now)
     } catch {
       // Pruning is housekeeping; the next flush retries.
     }
   }
 }
 
-export function pruneRequestLog(db: Db, now: number): number {
-  return db.prepare('DELETE FROM request_log WHERE at < ?').run(now - RETENTION_MS).changes
+export function pruneRequestLog(live: Db, now: number): number {
+  return live.prepare('DELETE FROM request_log WHERE at < ?').run(now - RETENTION_MS).changes
 }
 
 export interface LoggedRequest extends Omit<RequestRecord, 'orgId'> {
   org: string | null
 }
 
-export function findRequest(db: Db, requestId: string): LoggedRequest | undefined {
-  return db
+/** One logged request by id: the record from the live database, its organization's slug from the main one. */
+export function findRequest(store: Pick<Store, 'db' | 'live'>, requestId: string): LoggedRequest | undefined {
+  const row = store.live
     .prepare(
-      `SELECT r.request_id AS requestId, r.at, o.slug AS org, r.key_id AS keyId, r.method, r.path, r.route,
-              r.status, r.duration_ms AS durationMs, r.bytes
-         FROM request_log r LEFT JOIN organizations o ON o.id = r.org_id WHERE r.request_id = ?`,
+      `SELECT request_id AS requestId, at, org_id AS orgId, key_id AS keyId, method, path, route,
+              status, duration_ms AS durationMs, bytes
+         FROM request_log WHERE request_id = ?`,
     )
-    .get(requestId.toLowerCase()) as LoggedRequest | undefined
+    .get(requestId.toLowerCase()) as RequestRecord | undefined
+  if (!row) return undefined
+  const { orgId, ...rest } = row
+  const org =
+    orgId === null
+      ? null
+      : ((store.db.prepare('SELECT slug FROM organizations WHERE id = ?').pluck().get(orgId) as
+          string | undefined) ?? null)
+  return { ...rest, org }
 }
