@@ -41,11 +41,13 @@ describe('FHIR batch', () => {
   })
 
   it('counts once against the plan', async () => {
-    const count = () =>
-      t.server.live
+    const count = () => {
+      t.server.flush()
+      return t.server.live
         .prepare("SELECT count FROM usage_counters WHERE period = 'M:2026-11'")
         .pluck()
         .get() as number
+    }
     const before = count()
     await batch(Array.from({ length: 20 }, () => ({ request: { method: 'GET', url: 'metadata' } })))
     expect(count()).toBe(before + 1)

@@ -45,7 +45,7 @@ describe('migrations', () => {
     // What each request writes lives only in the live file.
     expect(tableNames(store.db)).not.toContain('usage_counters')
     expect(tableNames(store.db)).not.toContain('request_log')
-    expect(tableNames(store.live)).toEqual(['key_last_used', 'request_log', 'usage_counters'])
+    expect(tableNames(store.live)).toEqual(['key_last_used', 'request_log', 'usage_counters', 'usage_leases'])
     store.close()
     const again = openStore({ db: path })
     expect(schemaVersion(again.db)).toBe(latest)
@@ -208,6 +208,7 @@ describe('a long write on the main file', () => {
         ids.push(response.headers['x-request-id'] as string)
       }
       // Counted, logged and stamped while the lock is still held; readable as `svc top` reads them.
+      t.server.flush()
       const reader = openLiveStore({ db: t.dbPath }, { readonly: true })
       try {
         await vi.waitFor(

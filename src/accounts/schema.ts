@@ -91,4 +91,19 @@ export const ACCOUNTS_LIVE_MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: 'usage-leases',
+    sql: `
+      -- Units of a period's allowance leased to one server process (holder) and not yet settled: neither
+      -- counted in usage_counters nor returned. A period's allowance in use is its count plus these.
+      CREATE TABLE usage_leases (
+        org_id INTEGER NOT NULL,
+        period TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        units INTEGER NOT NULL,
+        PRIMARY KEY (org_id, period, holder)
+      ) WITHOUT ROWID;
+    `,
+  },
 ]

@@ -25,12 +25,14 @@ export interface AppOptions {
   /** Where unexpected faults are reported (never with request secrets). */
   onInternalError?: (error: unknown) => void
   requestLog?: { flushEveryMs?: number }
+  usage?: { settleEveryMs?: number }
 }
 
 export interface App {
   koa: Koa<RequestState>
   routes: Routes
   requestLog: RequestLog
+  usage: UsageCounter
 }
 
 /** request id → compress → errors → negotiate → auth → limits → dispatch, as ARCHITECTURE.md draws it. */
@@ -38,7 +40,7 @@ export function createApp(options: AppOptions): App {
   const { db, live, config, clock } = options
   const routes = new Routes(allEndpoints())
   const services: Services = { db, config, clock, routes }
-  const usage = new UsageCounter(live, clock)
+  const usage = new UsageCounter(live, clock, options.usage)
   const requestLog = new RequestLog(live, clock, options.requestLog)
   const koa = new Koa<RequestState>()
   koa.use(requestContext({ usage, log: requestLog, clock }))
@@ -53,5 +55,5 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticate({ realm: new URL(config.baseUrl).host, lookup: keyOwnerLookup(db) }))
   koa.use(enforceLimits({ usage, clock, dashboardUrl: config.dashboardUrl }))
   koa.use(dispatch(routes, services))
-  return { koa, routes, requestLog }
+  return { koa, routes, requestLog, usage }
 }

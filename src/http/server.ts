@@ -14,6 +14,8 @@ export interface RunningServer {
   db: Db
   /** The live database (src/db/live.ts): usage counters, request log, keys' last use. */
   live: Db
+  /** Writes what is held in memory now: buffered request records and unsettled usage leases. */
+  flush(): void
   close(): Promise<void>
 }
 
@@ -39,6 +41,7 @@ export async function startServer(
     requestLog: { flushEveryMs: options.requestLogFlushMs },
   })
   app.requestLog.start()
+  app.usage.start()
   server.on('request', app.koa.callback())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {
@@ -47,9 +50,14 @@ export async function startServer(
     server,
     db,
     live,
+    flush() {
+      app.requestLog.flush()
+      app.usage.settle()
+    },
     async close() {
       server.closeIdleConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      app.usage.stop()
       app.requestLog.stop()
       store.close()
     },
