@@ -79,7 +79,16 @@ export function revokeKey(
   return record
 }
 
-/** Returns a lookup bound to one connection; the statement is prepared once. Revocation is seen at once. */
+/** Keys remembered per process; past this the memory is cleared rather than grown. */
+const REMEMBERED_KEYS = 10_000
+
+/**
+ * Returns a lookup bound to one connection; statements are prepared once. Owners are remembered in memory
+ * (by the secret: it is in memory for the request anyway and never leaves the process) and forgotten as soon
+ * as the main database changes: `data_version` moves on a commit by any other connection or process (a
+ * revocation by `svc keys revoke`, a plan change), `total_changes()` on one by this connection. So revocation
+ * is still seen at once, for one tiny query instead of the hash and the three-table join.
+ */
 export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const statement = db.prepare(
     `SELECT k.id AS keyId, o.id AS orgId, o.slug AS orgSlug, p.id AS planId, p.name AS planName,
@@ -87,7 +96,19 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
        FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.id = o.plan_id
       WHERE k.secret_sha256 = ? AND k.revoked_at IS NULL`,
   )
+  const version = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw()
+  const remembered = new Map<string, KeyOwner>()
+  let seenVersion = -1
+  let seenChanges = -1
   return (key) => {
+    const [dataVersion, changes] = version.get() as [number, number]
+    if (dataVersion !== seenVersion || changes !== seenChanges || remembered.size >= REMEMBERED_KEYS) {
+      remembered.clear()
+      seenVersion = dataVersion
+      seenChanges = changes
+    }
+    const known = remembered.get(key)
+    if (known) return known
     const row = statement.get(hashSecret(key)) as
       | (Omit<KeyOwner, 'plan'> & {
           planId: string
@@ -98,7 +119,7 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
         })
       | undefined
     if (!row) return undefined
-    return {
+    const owner: KeyOwner = {
       keyId: row.keyId,
       orgId: row.orgId,
       orgSlug: row.orgSlug,
@@ -110,5 +131,7 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
         blocksPastMonth: row.blocksPastMonth === 1,
       },
     }
+    remembered.set(key, owner)
+    return owner
   }
 }

@@ -37,7 +37,7 @@ export class RequestLog {
     const insert = live.prepare(
       `INSERT OR IGNORE INTO request_log
          (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
-       VALUES (@requestId, @at, @orgId, @keyId, @method, @path, @route, @status, @durationMs, @bytes)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     const touchKey = live.prepare(
       `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?)
@@ -46,7 +46,19 @@ export class RequestLog {
     this.#write = live.transaction((records: RequestRecord[]) => {
       const lastUse = new Map<string, number>()
       for (const record of records) {
-        insert.run(record)
+        // Positional binding: a named one looks up every property by name, for every row.
+        insert.run(
+          record.requestId,
+          record.at,
+          record.orgId,
+          record.keyId,
+          record.method,
+          record.path,
+          record.route,
+          record.status,
+          record.durationMs,
+          record.bytes,
+        )
         if (record.keyId) lastUse.set(record.keyId, Math.max(lastUse.get(record.keyId) ?? 0, record.at))
       }
       for (const [keyId, at] of lastUse) {
