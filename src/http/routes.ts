@@ -100,7 +100,8 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     const response = await invokeEndpoint(
       endpoint,
       {
-        query: ctx.URL.searchParams,
+        // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
+        query: new URLSearchParams(ctx.querystring),
         pathParams,
         body,
         owner: ctx.state.owner,

@@ -48,7 +48,8 @@ export function requestContext(deps: {
     const socket = ctx.req.socket
     const bytesBefore = socket.bytesWritten
 
-    ctx.res.once('close', () => {
+    // `on`, not `once`: a response closes once, and `once` would wrap the listener for every request.
+    ctx.res.on('close', () => {
       deps.log.record({
         requestId,
         at: startedAt,
