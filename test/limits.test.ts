@@ -13,8 +13,8 @@ async function burst(count: number, path = PATH) {
 }
 
 /** Requests counted in a period, once this process has settled the usage it leased. */
-const usageOf = (period: string) => {
-  t.server.flush()
+const usageOf = async (period: string) => {
+  await t.server.flush()
   return (
     (t.server.live.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as
       number | undefined) ?? 0
@@ -49,8 +49,8 @@ describe('per-minute limit', () => {
     t = await startTestServer({ now: '2026-11-21T10:00:00.000Z' })
     await burst(62)
     await t.get(PATH, bearer(`${t.key.slice(0, -3)}AAA`))
-    expect(usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(60)
-    expect(usageOf('M:2026-11')).toBe(60)
+    expect(await usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(60)
+    expect(await usageOf('M:2026-11')).toBe(60)
   })
 
   it('counts every organization across its keys and plans by plan', async () => {
@@ -61,7 +61,7 @@ describe('per-minute limit', () => {
       const status = (await t.get(PATH, bearer(i % 2 === 0 ? t.key : second))).status
       expect(status).toBe(200)
     }
-    expect(usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(300)
+    expect(await usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(300)
   })
 })
 
@@ -89,7 +89,7 @@ describe('monthly allowance', () => {
     t = await startTestServer({ plan: 'team', now: '2026-11-21T10:00:00.000Z' })
     fillMonth(50_000)
     expect((await t.get(PATH, bearer(t.key))).status).toBe(200)
-    expect(usageOf('M:2026-11')).toBe(50_001)
+    expect(await usageOf('M:2026-11')).toBe(50_001)
   })
 
   it('takes a plan change into account on the next request', async () => {

@@ -208,7 +208,7 @@ describe('a long write on the main file', () => {
         ids.push(response.headers['x-request-id'] as string)
       }
       // Counted, logged and stamped while the lock is still held; readable as `svc top` reads them.
-      t.server.flush()
+      await t.server.flush()
       const reader = openLiveStore({ db: t.dbPath }, { readonly: true })
       try {
         await vi.waitFor(

@@ -235,17 +235,22 @@ export class UsageCounter {
   }
 }
 
-/** Minute counters are only needed for the current minute; the month ones are kept for reporting. */
-export function pruneMinuteCounters(live: Db, now: number): number {
+/**
+ * Housekeeping on the live database, as [sql, params] for a writer thread (src/db/writerThread.ts): minute
+ * counters are only needed for the current minute (an hour is kept for `svc top`), month ones are kept for
+ * reporting; lease rows outlive their period only when their process died.
+ */
+export function usagePruneStatements(now: number): [sql: string, params: unknown[]][] {
   const keepFrom = Math.floor(now / 60_000) - 60
-  // Lease rows outlive their period only when their process died; past months' go too.
-  live
-    .prepare(
+  return [
+    [
+      "DELETE FROM usage_counters WHERE period GLOB 'm:*' AND CAST(substr(period, 3) AS INTEGER) < ?",
+      [keepFrom],
+    ],
+    [
       `DELETE FROM usage_leases WHERE (period GLOB 'm:*' AND CAST(substr(period, 3) AS INTEGER) < ?)
           OR (period GLOB 'M:*' AND period < ?)`,
-    )
-    .run(keepFrom, monthPeriod(now))
-  return live
-    .prepare("DELETE FROM usage_counters WHERE period GLOB 'm:*' AND CAST(substr(period, 3) AS INTEGER) < ?")
-    .run(keepFrom).changes
+      [keepFrom, monthPeriod(now)],
+    ],
+  ]
 }

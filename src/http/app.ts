@@ -24,7 +24,7 @@ export interface AppOptions {
   clock: Clock
   /** Where unexpected faults are reported (never with request secrets). */
   onInternalError?: (error: unknown) => void
-  requestLog?: { flushEveryMs?: number }
+  requestLog?: { flushEveryMs?: number; busyTimeoutMs?: number }
   usage?: { settleEveryMs?: number }
 }
 
@@ -41,7 +41,7 @@ export function createApp(options: AppOptions): App {
   const routes = new Routes(allEndpoints())
   const services: Services = { db, config, clock, routes }
   const usage = new UsageCounter(live, clock, options.usage)
-  const requestLog = new RequestLog(live, clock, options.requestLog)
+  const requestLog = new RequestLog(live.name, clock, options.requestLog)
   const koa = new Koa<RequestState>()
   koa.use(requestContext({ usage, log: requestLog, clock }))
   koa.use(compress({ br: false, deflate: false, gzip: { level: 6 }, threshold: 1024 }))

@@ -14,8 +14,8 @@ export interface RunningServer {
   db: Db
   /** The live database (src/db/live.ts): usage counters, request log, keys' last use. */
   live: Db
-  /** Writes what is held in memory now: buffered request records and unsettled usage leases. */
-  flush(): void
+  /** Writes what is held in memory now: unsettled usage leases and buffered request records. */
+  flush(): Promise<void>
   close(): Promise<void>
 }
 
@@ -38,7 +38,7 @@ export async function startServer(
     live,
     config: effective,
     clock,
-    requestLog: { flushEveryMs: options.requestLogFlushMs },
+    requestLog: { flushEveryMs: options.requestLogFlushMs, busyTimeoutMs: options.busyTimeoutMs },
   })
   app.requestLog.start()
   app.usage.start()
@@ -50,15 +50,15 @@ export async function startServer(
     server,
     db,
     live,
-    flush() {
-      app.requestLog.flush()
+    async flush() {
       app.usage.settle()
+      await app.requestLog.flush()
     },
     async close() {
       server.closeIdleConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       app.usage.stop()
-      app.requestLog.stop()
+      await app.requestLog.stop()
       store.close()
     },
   }
