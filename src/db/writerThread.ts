@@ -31,8 +31,9 @@ const run = db.transaction((sql, ops) => {
   const statements = sql.map(statement)
   return ops.map(([index, params]) => statements[index].run(...params).changes)
 })
-parentPort.on('message', ({ id, sql, ops }) => {
+parentPort.on('message', ({ id, batch }) => {
   try {
+    const { sql, ops } = JSON.parse(batch)
     parentPort.postMessage({ id, changes: run.immediate(sql, ops) })
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message) })
@@ -69,7 +70,8 @@ export class WriterThread {
     const worker = this.#worker
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject })
-      worker.postMessage({ id, sql: batch.sql, ops: batch.ops })
+      // As one JSON string: cloning a string is a copy, cloning hundreds of small arrays costs more.
+      worker.postMessage({ id, batch: JSON.stringify(batch) })
     })
   }
 
