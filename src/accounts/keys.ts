@@ -86,8 +86,11 @@ const REMEMBERED_KEYS = 10_000
  * Returns a lookup bound to one connection; statements are prepared once. Owners are remembered in memory
  * (by the secret: it is in memory for the request anyway and never leaves the process) and forgotten as soon
  * as the main database changes: `data_version` moves on a commit by any other connection or process (a
- * revocation by `svc keys revoke`, a plan change), `total_changes()` on one by this connection. So revocation
- * is still seen at once, for one tiny query instead of the hash and the three-table join.
+ * revocation by `svc keys revoke`, a plan change), `total_changes()` on one by this connection.
+ *
+ * That check is a read transaction on the main file (a few µs of file locking), so it runs once per
+ * event-loop turn, not per request: every request read from the network in a later turn than a revocation's
+ * commit is refused. Requests read in the same turn were already on the wire when it committed.
  */
 export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const statement = db.prepare(
@@ -100,13 +103,22 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const remembered = new Map<string, KeyOwner>()
   let seenVersion = -1
   let seenChanges = -1
+  let checkedThisTurn = false
+  const nextTurn = () => {
+    checkedThisTurn = false
+  }
   return (key) => {
-    const [dataVersion, changes] = version.get() as [number, number]
-    if (dataVersion !== seenVersion || changes !== seenChanges || remembered.size >= REMEMBERED_KEYS) {
-      remembered.clear()
-      seenVersion = dataVersion
-      seenChanges = changes
+    if (!checkedThisTurn) {
+      checkedThisTurn = true
+      setImmediate(nextTurn)
+      const [dataVersion, changes] = version.get() as [number, number]
+      if (dataVersion !== seenVersion || changes !== seenChanges) {
+        remembered.clear()
+        seenVersion = dataVersion
+        seenChanges = changes
+      }
     }
+    if (remembered.size >= REMEMBERED_KEYS) remembered.clear()
     const known = remembered.get(key)
     if (known) return known
     const row = statement.get(hashSecret(key)) as
