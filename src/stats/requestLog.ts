@@ -40,7 +40,7 @@ const PRUNE = `DELETE FROM request_log WHERE rowid IN
 export class RequestLog {
   #buffer: RequestRecord[] = []
   #timer: NodeJS.Timeout | undefined
-  #writing: Promise<void> | undefined
+  #writing: Promise<boolean> | undefined
   #lastPrune = 0
   #pruning = false
   readonly #writer: WriterThread
@@ -64,8 +64,9 @@ export class RequestLog {
   }
 
   /**
-   * Writes what is buffered, one batch at a time; resolves once written, or kept for the next try when the
-   * store cannot be written. Never rejects.
+   * Writes what is buffered, in batches of at most `maxBuffered` rows so that no transaction holds the live
+   * file (which lease transactions on the event loop wait for) for long. Resolves once all is written, or
+   * kept for the next try when the store cannot be written. Never rejects.
    */
   async flush(): Promise<void> {
     while (this.#writing) await this.#writing
@@ -74,12 +75,14 @@ export class RequestLog {
       this.#lastPrune = now
       this.#pruning = true
     }
-    if (this.#buffer.length === 0 && !this.#pruning) return
-    this.#writing = this.#writeBuffered(now)
-    try {
-      await this.#writing
-    } finally {
-      this.#writing = undefined
+    let written = true
+    while (written && (this.#buffer.length > 0 || this.#pruning)) {
+      this.#writing = this.#writeBatch(now)
+      try {
+        written = await this.#writing
+      } finally {
+        this.#writing = undefined
+      }
     }
   }
 
@@ -90,9 +93,9 @@ export class RequestLog {
     await this.#writer.close()
   }
 
-  async #writeBuffered(now: number): Promise<void> {
-    const batch = this.#buffer
-    this.#buffer = []
+  /** Writes the oldest buffered rows; false when the store could not be written and they were kept. */
+  async #writeBatch(now: number): Promise<boolean> {
+    const batch = this.#buffer.splice(0, this.options.maxBuffered ?? 500)
     const sql = [INSERT, TOUCH_KEY]
     const ops: WriteOp[] = []
     const lastUse = new Map<string, number>()
@@ -124,8 +127,10 @@ export class RequestLog {
       const changes = await this.#writer.run({ sql, ops })
       // Pruning goes on, a chunk per batch, until a chunk comes back short.
       if (this.#pruning) this.#pruning = (changes[pruneAt] ?? 0) === PRUNE_CHUNK
+      return true
     } catch {
       this.#buffer = batch.concat(this.#buffer).slice(-MAX_KEPT)
+      return false
     }
   }
 }
