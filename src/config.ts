@@ -20,6 +20,35 @@ const SETTINGS = {
   baseUrl: { env: 'SVC_BASE_URL', schema: z.url({ protocol: /^https?$/ }) },
   docsUrl: { env: 'SVC_DOCS_URL', schema: z.url({ protocol: /^https?$/ }) },
   dashboardUrl: { env: 'SVC_DASHBOARD_URL', schema: z.url({ protocol: /^https?$/ }) },
+  directoryUrl: { env: 'SVC_DIRECTORY_URL', schema: z.url({ protocol: /^https?$/ }) },
+  directoryApiKey: { env: 'SVC_DIRECTORY_API_KEY', schema: z.string().min(1) },
+  directoryTimeoutMs: {
+    env: 'SVC_DIRECTORY_TIMEOUT_MS',
+    schema: z.coerce
+      .number({ error: 'must be a number of milliseconds from 100 to 60000' })
+      .int('must be a number of milliseconds from 100 to 60000')
+      .min(100, 'must be a number of milliseconds from 100 to 60000')
+      .max(60_000, 'must be a number of milliseconds from 100 to 60000'),
+  },
+  terminologySources: {
+    env: 'SVC_TERMINOLOGY_SOURCES',
+    // A JSON object in the environment, an object in the config file: code system URI -> FHIR server base.
+    schema: z.preprocess(
+      (raw) => {
+        if (typeof raw !== 'string') return raw
+        try {
+          return JSON.parse(raw) as unknown
+        } catch {
+          return raw
+        }
+      },
+      z.record(
+        z.string().min(1),
+        z.url({ protocol: /^https?$/, error: 'each source must be an http(s) URL of a FHIR server base' }),
+        { error: 'must be a JSON object mapping code system URIs to FHIR server base URLs' },
+      ),
+    ),
+  },
 } as const
 
 export type SettingName = keyof typeof SETTINGS
@@ -32,6 +61,14 @@ export interface Config {
   baseUrl: string
   docsUrl: string
   dashboardUrl: string
+  /** Remote FHIR base the provider directory forwards to; unset: the imported release answers. */
+  directoryUrl?: string
+  /** Sent to the remote directory as `Authorization: Bearer`; never logged. */
+  directoryApiKey?: string
+  /** Per attempt against the remote directory. */
+  directoryTimeoutMs: number
+  /** Code system URI -> base URL of the remote FHIR terminology server that answers for it. */
+  terminologySources: Record<string, string>
   configFile: string | null
   /** True when the URLs were derived from host and port rather than set, so a bound port can replace them. */
   urlsDerived: boolean
@@ -107,6 +144,10 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     baseUrl: '',
     docsUrl: '',
     dashboardUrl: '',
+    directoryUrl: pick('directoryUrl', undefined) as string | undefined,
+    directoryApiKey: pick('directoryApiKey', undefined) as string | undefined,
+    directoryTimeoutMs: pick('directoryTimeoutMs', 10_000) as number,
+    terminologySources: (pick('terminologySources', undefined) as Record<string, string> | undefined) ?? {},
     configFile: filePath ? resolve(filePath) : null,
     urlsDerived: explicitBase === undefined,
   }

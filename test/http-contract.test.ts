@@ -238,7 +238,7 @@ describe('strict parameters', () => {
     expectOutcome(response, 400, 'invalid')
     const expressions = response.json.issue.map((issue: { expression: string[] }) => issue.expression[0])
     expect(expressions).toEqual(['foo', 'bar'])
-    expect(response.json.issue[0].details.text).toContain('accepted parameters: _format')
+    expect(response.json.issue[0].details.text).toContain('accepted parameters: mode, _format')
   })
 
   it('refuses a repeated parameter', async () => {

@@ -244,6 +244,10 @@ describe('an unavailable store', () => {
       expect(outcome.status).toBe(503)
       expect(outcome.json.issue[0].code).toBe('transient')
       expect(outcome.headers['retry-after']).toMatch(/^\d+$/)
+      // An answer saying the store could not be read is never cached, metadata included.
+      const terminology = await t.get('/v1/fhir/r4/metadata?mode=terminology', bearer(t.key))
+      expect(terminology.status).toBe(503)
+      expect(terminology.headers['cache-control']).toBe('no-store')
     } finally {
       other.exec('ROLLBACK')
       other.close()

@@ -4,7 +4,9 @@ import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
+import type { UpstreamSource, UpstreamTuning } from '../upstream/client.js'
 import { checkParams, groupQuery, type ParamShape, type ParamSpec, type ParamValues } from './params.js'
+import { mergeRaw, readParametersBody } from './parametersBody.js'
 
 export type HttpMethod = 'GET' | 'POST'
 
@@ -13,12 +15,20 @@ export interface Services {
   db: Db
   config: Config
   clock: Clock
+  /** Settings every upstream source client is built with; tests shorten waits so retries cost no wall time. */
+  upstream: UpstreamTuning
   /** The endpoint table itself, for the documents generated from it and for batch dispatch. */
   routes: Routes
+  /** Remote FHIR terminology servers by the code system URI they answer for. */
+  terminologySources: ReadonlyMap<string, UpstreamSource>
+  /** How long a FHIR batch may run before its running entries answer 504. */
+  batchBudgetMs: number
 }
 
 export interface EndpointRequest<P extends ParamShape> {
   params: ParamValues<P>
+  /** The query as received, for self links. */
+  query: URLSearchParams
   pathParams: Record<string, string>
   /** Parsed JSON body, for endpoints that declare one. */
   body: unknown
@@ -50,6 +60,8 @@ export interface FhirInteraction {
   resource?: string
   interaction?: 'read' | 'search-type' | 'batch' | 'capabilities'
   operation?: { name: string; definition: string }
+  /** A CapabilityStatement the base then instantiates (e.g. the terminology server's). */
+  instantiates?: string
 }
 
 export interface Endpoint<P extends ParamShape = ParamShape> {
@@ -63,9 +75,12 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   /** Path parameters, checked like query ones. */
   pathParams?: Record<string, ParamSpec>
   /** Rules that involve several parameters ("cannot stand alone"); run after each value passed. */
-  rules?: (values: ParamValues<P>) => ParamIssue[]
-  /** A JSON body is read, at most this many bytes. */
-  body?: { maxBytes: number; description: string }
+  rules?: (values: ParamValues<P>, services: Services) => ParamIssue[]
+  /**
+   * A JSON body is read, at most this many bytes. With `parameters`, it is a FHIR Parameters resource
+   * whose items are this endpoint's parameters, checked with the URL's by the same declarations.
+   */
+  body?: { maxBytes: number; description: string; parameters?: boolean }
   responses: Record<number, ResponseDoc>
   fhir?: FhirInteraction
   handler: (request: EndpointRequest<P>, services: Services) => EndpointResponse | Promise<EndpointResponse>
@@ -74,6 +89,32 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
 /** Typed where it is written; stored erased, since the table holds endpoints of every parameter shape. */
 export function defineEndpoint<P extends ParamShape>(endpoint: Endpoint<P>): Endpoint {
   return endpoint as unknown as Endpoint
+}
+
+/**
+ * A FHIR operation served by GET (URL parameters) and by POST (a Parameters body, URL parameters too),
+ * declared once: both endpoints share the parameters, rules and handler. Body-only parameters (complex
+ * types) are left out of the GET form.
+ */
+export function defineOperation<P extends ParamShape>(
+  operation: Omit<Endpoint<P>, 'method' | 'body'> & { maxBodyBytes: number },
+): Endpoint[] {
+  const { maxBodyBytes, ...shared } = operation
+  const urlParams = Object.fromEntries(
+    Object.entries(shared.params).filter(([, declared]) => !declared.bodyOnly),
+  ) as P
+  return [
+    defineEndpoint({ ...shared, method: 'GET', params: urlParams }),
+    defineEndpoint({
+      ...shared,
+      method: 'POST',
+      body: {
+        maxBytes: maxBodyBytes,
+        parameters: true,
+        description: 'A FHIR Parameters resource carrying the operation parameters.',
+      },
+    }),
+  ]
 }
 
 export interface Invocation {
@@ -94,18 +135,26 @@ export async function invokeEndpoint(
   invocation: Invocation,
   services: Services,
 ): Promise<EndpointResponse> {
-  const checked = checkParams(endpoint.params, groupQuery(invocation.query))
+  let raw = groupQuery(invocation.query)
+  let found = {}
+  if (endpoint.body?.parameters) {
+    const read = readParametersBody(invocation.body, endpoint.params)
+    raw = mergeRaw(raw, read.raw)
+    found = { names: read.nameIssues, values: read.valueIssues }
+  }
+  const checked = checkParams(endpoint.params, raw, found)
   if (!checked.ok) throw ApiError.invalid(checked.issues)
   if (endpoint.pathParams) {
-    const raw = new Map(Object.entries(invocation.pathParams).map(([name, value]) => [name, [value]]))
-    const path = checkParams(endpoint.pathParams, raw)
+    const given = new Map(Object.entries(invocation.pathParams).map(([name, value]) => [name, [value]]))
+    const path = checkParams(endpoint.pathParams, given)
     if (!path.ok) throw ApiError.invalid(path.issues)
   }
-  const ruleIssues = endpoint.rules?.(checked.values) ?? []
+  const ruleIssues = endpoint.rules?.(checked.values, services) ?? []
   if (ruleIssues.length > 0) throw ApiError.invalid(ruleIssues)
   return endpoint.handler(
     {
       params: checked.values,
+      query: invocation.query,
       pathParams: invocation.pathParams,
       body: invocation.body,
       owner: invocation.owner,

@@ -12,33 +12,87 @@ export interface ParamSpec<S extends z.ZodType = z.ZodType> {
   repeatable: boolean
   /** Beyond this many values the request is refused with FHIR code `too-long`. */
   maxRepeats?: number
+  /** FHIR search parameter type, for the CapabilityStatement. */
+  fhirType: FhirSearchType
+  /**
+   * The FHIR type a Parameters body gives it in: `primitive` (any value[x] of a primitive type, read as
+   * its string form, so one rule checks URL and body alike) or a complex type (`valueCoding`, ...).
+   */
+  bodyType: 'primitive' | 'Coding' | 'CodeableConcept'
+  /** Only a Parameters body can carry it (a complex type with no URL form). */
+  bodyOnly?: boolean
 }
+
+export type FhirSearchType = 'number' | 'date' | 'string' | 'token' | 'reference' | 'uri' | 'special'
 
 export type ParamShape = Record<string, ParamSpec>
 export type ParamValues<P extends ParamShape> = { [K in keyof P]: z.output<P[K]['schema']> }
 
 type Optional<S extends z.ZodType> = z.ZodOptional<S>
 
-function spec<S extends z.ZodType>(schema: S, description: string): ParamSpec<Optional<S>> {
-  return { schema: schema.optional(), description, repeatable: false }
+function spec<S extends z.ZodType>(
+  schema: S,
+  description: string,
+  fhirType: FhirSearchType,
+): ParamSpec<Optional<S>> {
+  return { schema: schema.optional(), description, repeatable: false, fhirType, bodyType: 'primitive' }
 }
 
 const INTEGER = /^(0|[1-9][0-9]*)$/
+
+const CODING_OBJECT = z.object(
+  {
+    system: z.string().min(1, 'system must be a non-empty string').optional(),
+    version: z.string().min(1, 'version must be a non-empty string').optional(),
+    code: z.string({ error: 'must carry a code' }).min(1, 'must carry a code'),
+    display: z.string().optional(),
+  },
+  { error: 'must be a Coding' },
+)
+
+const CODING = z.union(
+  [
+    z
+      .string()
+      .regex(/^[^|]+\|[^|]+$/, 'must be system|code')
+      .transform((token) => {
+        const [system, code] = token.split('|') as [string, string]
+        return { system, code } as z.output<typeof CODING_OBJECT>
+      }),
+    CODING_OBJECT,
+  ],
+  { error: 'must be a Coding, or system|code in the URL' },
+)
+
+const CODEABLE_CONCEPT = z.object(
+  {
+    coding: z.array(CODING_OBJECT).min(1, 'must carry at least one coding'),
+    text: z.string().optional(),
+  },
+  { error: 'must be a CodeableConcept' },
+)
+
+export type Coding = z.output<typeof CODING_OBJECT>
 const BOOLEAN = /^(true|false)$/
 
 /** Builders for the value rules the spec uses; each produces exact, human messages. */
 export const param = {
+  /** A rule of the caller's own, for values the builders below do not cover. */
+  custom<S extends z.ZodType>(schema: S, description: string, fhirType: FhirSearchType) {
+    return spec(schema, description, fhirType)
+  },
+
   string(description: string, bounds: { min?: number; max?: number; pattern?: RegExp } = {}) {
     const min = bounds.min ?? 1
     let schema = z.string().min(min, `must be at least ${min} character${min === 1 ? '' : 's'} long`)
     if (bounds.max !== undefined)
       schema = schema.max(bounds.max, `must be at most ${bounds.max} characters long`)
     if (bounds.pattern) schema = schema.regex(bounds.pattern, `must match ${bounds.pattern.source}`)
-    return spec(schema, description)
+    return spec(schema, description, 'string')
   },
 
   enumeration<const T extends readonly [string, ...string[]]>(values: T, description: string) {
-    return spec(z.enum(values, { error: `must be one of ${values.join(', ')}` }), description)
+    return spec(z.enum(values, { error: `must be one of ${values.join(', ')}` }), description, 'token')
   },
 
   integer(min: number, max: number, description: string) {
@@ -50,6 +104,7 @@ export const param = {
         .transform(Number)
         .pipe(z.number().int().min(min, message).max(max, message)),
       description,
+      'number',
     )
   },
 
@@ -61,6 +116,7 @@ export const param = {
         .transform((value) => value === 'true')
         .pipe(z.boolean()),
       description,
+      'token',
     )
   },
 
@@ -72,21 +128,21 @@ export const param = {
         .datetime({ offset: true, local: false, precision: undefined, error: message })
         .regex(/T\d{2}:\d{2}:\d{2}/, message),
       description,
+      'date',
     )
   },
 
-  /** Comma-separated list of up to `max` non-empty values. */
-  list(max: number, description: string) {
+  /** Comma-separated list of up to `max` non-empty values, each matching `item` when given. */
+  list(max: number, description: string, item?: { pattern: RegExp; message: string }) {
+    let value = z.string().min(1, 'must not contain empty values')
+    if (item) value = value.regex(item.pattern, item.message)
     return spec(
       z
         .string()
-        .transform((value) => value.split(','))
-        .pipe(
-          z
-            .array(z.string().min(1, 'must not contain empty values'))
-            .max(max, `must list at most ${max} values`),
-        ),
+        .transform((raw) => raw.split(','))
+        .pipe(z.array(value).max(max, `must list at most ${max} values`)),
       description,
+      'token',
     )
   },
 
@@ -94,18 +150,60 @@ export const param = {
     item: S,
     description: string,
     maxRepeats?: number,
+    fhirType: FhirSearchType = 'token',
   ): ParamSpec<Optional<z.ZodArray<S>>> {
-    return { schema: z.array(item).optional(), description, repeatable: true, maxRepeats }
+    return {
+      schema: z.array(item).optional(),
+      description,
+      repeatable: true,
+      maxRepeats,
+      fhirType,
+      bodyType: 'primitive',
+    }
+  },
+
+  /** A Coding: `valueCoding` in a Parameters body, or `system|code` in the URL. */
+  coding(description: string): ParamSpec<Optional<typeof CODING>> {
+    return {
+      schema: CODING.optional(),
+      description,
+      repeatable: false,
+      fhirType: 'token',
+      bodyType: 'Coding',
+    }
+  },
+
+  /** A CodeableConcept; only a Parameters body can carry one. */
+  codeableConcept(description: string): ParamSpec<Optional<typeof CODEABLE_CONCEPT>> {
+    return {
+      schema: CODEABLE_CONCEPT.optional(),
+      description,
+      repeatable: false,
+      fhirType: 'token',
+      bodyType: 'CodeableConcept',
+      bodyOnly: true,
+    }
   },
 }
 
-/** Gives a parameter a default, keeping its declaration otherwise the same. */
+/** The same declaration under another FHIR search type (a string-valued reference or token, say). */
+export function asFhirType<S extends z.ZodType>(
+  declared: ParamSpec<S>,
+  fhirType: FhirSearchType,
+): ParamSpec<S> {
+  return { ...declared, fhirType }
+}
+
+/**
+ * Gives a parameter a default written as it would be sent (`'25'`, `'false'`); the default goes through the
+ * same rule as a sent value (zod's `prefault`), so handlers always receive the parsed type.
+ */
 export function withDefault<S extends z.ZodType>(
   declared: ParamSpec<Optional<S>>,
   value: z.input<S>,
-): ParamSpec<z.ZodDefault<S>> {
+): ParamSpec<z.ZodPrefault<S>> {
   const inner = (declared.schema as Optional<S>).unwrap()
-  return { ...declared, schema: inner.default(value as never) as z.ZodDefault<S> }
+  return { ...declared, schema: inner.prefault(value as never) as z.ZodPrefault<S> }
 }
 
 /** Makes a parameter mandatory. */
@@ -117,9 +215,12 @@ export function isRequired(declared: ParamSpec): boolean {
   return !declared.schema.safeParse(undefined).success
 }
 
+/** Raw parameter values by name, in order, repeats kept: strings from a URL, JSON values from a body. */
+export type RawParams = Map<string, unknown[]>
+
 /** Collects raw query values by name, keeping order and repeats. */
-export function groupQuery(query: URLSearchParams): Map<string, string[]> {
-  const grouped = new Map<string, string[]>()
+export function groupQuery(query: URLSearchParams): RawParams {
+  const grouped: RawParams = new Map()
   for (const [name, value] of query) {
     const values = grouped.get(name)
     if (values) values.push(value)
@@ -130,22 +231,24 @@ export function groupQuery(query: URLSearchParams): Map<string, string[]> {
 
 function describeReceived(raw: unknown): string {
   if (raw === undefined) return ''
-  const text = Array.isArray(raw) ? raw.join(', ') : String(raw)
+  const one = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
+  const text = Array.isArray(raw) ? raw.map(one).join(', ') : one(raw)
   return ` (got "${text.length > 60 ? `${text.slice(0, 57)}...` : text}")`
 }
 
 /**
  * Checks names first (undeclared and repeated ones, all at once), then every value; returns the parsed
- * values or every issue found.
+ * values or every issue found. `found` carries issues already seen while reading a body.
  */
 export function checkParams<P extends ParamShape>(
   shape: P,
-  raw: Map<string, string[]>,
+  raw: RawParams,
+  found: { names?: ParamIssue[]; values?: ParamIssue[] } = {},
 ): { ok: true; values: ParamValues<P> } | { ok: false; issues: ParamIssue[] } {
   const accepted = Object.keys(shape)
   const acceptedText =
     accepted.length > 0 ? `accepted parameters: ${accepted.join(', ')}` : 'this path takes no parameters'
-  const nameIssues: ParamIssue[] = []
+  const nameIssues: ParamIssue[] = [...(found.names ?? [])]
   for (const [name, values] of raw) {
     const declared = shape[name]
     if (!declared) {
@@ -156,9 +259,11 @@ export function checkParams<P extends ParamShape>(
   }
   if (nameIssues.length > 0) return { ok: false, issues: nameIssues }
 
-  const issues: ParamIssue[] = []
+  const issues: ParamIssue[] = [...(found.values ?? [])]
+  const faulty = new Set(issues.map((issue) => issue.path[0]))
   const values: Record<string, unknown> = {}
   for (const [name, declared] of Object.entries(shape)) {
+    if (faulty.has(name)) continue
     const given = raw.get(name)
     if (declared.maxRepeats !== undefined && given && given.length > declared.maxRepeats) {
       issues.push({
@@ -174,10 +279,11 @@ export function checkParams<P extends ParamShape>(
       values[name] = result.data
     } else {
       const first = result.error.issues[0]
+      const where = first && first.path.length > 0 ? `.${first.path.join('.')}` : ''
       const message =
         input === undefined
           ? `Parameter "${name}" is required`
-          : `"${name}" ${first?.message ?? 'is invalid'}${describeReceived(input)}`
+          : `"${name}${where}" ${first?.message ?? 'is invalid'}${describeReceived(input)}`
       issues.push({ path: [name], message })
     }
   }

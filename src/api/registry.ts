@@ -1,7 +1,9 @@
+import { directoryEndpoints } from '../directory/endpoints.js'
 import { docsEndpoints } from '../docs/endpoints.js'
 import { fhirBaseEndpoints } from '../fhir/endpoints.js'
 import { FHIR_BASE } from '../http/errors.js'
 import { schedulingEndpoints } from '../scheduling/endpoints.js'
+import { terminologyEndpoints } from '../terminology/endpoints.js'
 import type { Endpoint } from './endpoint.js'
 import { param } from './params.js'
 
@@ -17,5 +19,11 @@ function withFormat(endpoint: Endpoint): Endpoint {
 
 /** Every endpoint the appliance serves, one declaration each. */
 export function allEndpoints(): Endpoint[] {
-  return [...docsEndpoints, ...fhirBaseEndpoints, ...schedulingEndpoints].map(withFormat)
+  return [
+    ...docsEndpoints,
+    ...fhirBaseEndpoints,
+    ...schedulingEndpoints,
+    ...terminologyEndpoints,
+    ...directoryEndpoints,
+  ].map(withFormat)
 }

@@ -2,14 +2,24 @@ import { Command, Flags, type Interfaces } from '@oclif/core'
 import { AccountError } from '../accounts/orgs.js'
 import { type Config, ConfigError, type ConfigOverrides, resolveConfig } from '../config.js'
 import { type Db, openStore, type Store } from '../db/open.js'
+import { ImportError } from '../directory/importer.js'
+import { SourceError } from '../directory/sources.js'
 import { PublisherError } from '../scheduling/publishers.js'
+import { TerminologyImportError } from '../terminology/import/importFiles.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof SvcCommand)['baseFlags'] & T['flags']
 >
 
 /** Errors a user can fix; shown as one line without a stack trace. */
-const USER_ERRORS = [ConfigError, AccountError, PublisherError]
+const USER_ERRORS = [
+  ConfigError,
+  AccountError,
+  PublisherError,
+  ImportError,
+  SourceError,
+  TerminologyImportError,
+]
 
 /** Flags every command shares, config resolution, and the store; subcommands only parse, call src/ and print. */
 export abstract class SvcCommand extends Command {

@@ -1,16 +1,36 @@
 import { clockFromEnv } from '../clock.js'
 import type { Config } from '../config.js'
 import { startServer } from '../http/server.js'
+import { type SyncSchedule, startSyncSchedule } from '../scheduling/syncSchedule.js'
+
+export interface BackgroundSync {
+  intervalMs: number
+  /** The `svc` executable to run `import publishers` with. */
+  bin: string
+}
 
 /** Starts the server and keeps it up until SIGINT/SIGTERM, then closes connections and the store cleanly. */
-export async function runServerUntilSignalled(config: Config, log: (line: string) => void): Promise<void> {
+export async function runServerUntilSignalled(
+  config: Config,
+  log: (line: string) => void,
+  sync?: BackgroundSync,
+): Promise<void> {
   const server = await startServer(config, clockFromEnv())
   log(`svc listening on ${server.url} (database ${config.db})`)
+  let schedule: SyncSchedule | undefined
+  if (sync && sync.intervalMs > 0) {
+    schedule = startSyncSchedule({
+      intervalMs: sync.intervalMs,
+      command: [process.execPath, sync.bin, 'import', 'publishers', '--db', config.db],
+      log,
+    })
+    log(`publishers sync every ${sync.intervalMs / 1000}s`)
+  }
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
-      server.close().then(resolve, resolve)
+      Promise.all([schedule?.stop(), server.close()]).then(() => resolve(), resolve)
     }
     process.on('SIGINT', stop)
     process.on('SIGTERM', stop)

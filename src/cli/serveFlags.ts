@@ -1,5 +1,8 @@
 import { Flags } from '@oclif/core'
-import type { ConfigOverrides } from '../config.js'
+import { join } from 'node:path'
+import { ConfigError, type ConfigOverrides } from '../config.js'
+import { parseDuration } from '../scheduling/syncSchedule.js'
+import type { BackgroundSync } from './runServer.js'
 
 /** Flags that override the network settings of the resolved config (env SVC_HOST, SVC_PORT, …). */
 export const serveFlags = {
@@ -12,6 +15,21 @@ export const serveFlags = {
     description: 'documentation URL used in problem types (env SVC_DOCS_URL; default <base-url>/docs)',
   }),
   'dashboard-url': Flags.string({ description: 'where operators manage keys (env SVC_DASHBOARD_URL)' }),
+  'sync-interval': Flags.string({
+    description: 'how often to sync enabled publishers in the background (5m, 30s, 1h; 0 turns it off)',
+    default: '5m',
+  }),
+}
+
+/** The background publisher sync asked for by --sync-interval, run through this same `svc` executable. */
+export function backgroundSync(flags: { 'sync-interval': string }, root: string): BackgroundSync {
+  const intervalMs = parseDuration(flags['sync-interval'])
+  if (intervalMs === undefined) {
+    throw new ConfigError(
+      `Invalid setting sync-interval: "${flags['sync-interval']}" is not a duration such as 5m, 30s or 0`,
+    )
+  }
+  return { intervalMs, bin: join(root, 'bin', 'run.js') }
 }
 
 export function serveOverrides(flags: {

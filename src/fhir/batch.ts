@@ -109,7 +109,7 @@ export async function runBatch(
   body: unknown,
   services: Services,
   context: { owner: KeyOwner | undefined; requestId: string },
-  budgetMs: number = BATCH_BUDGET_MS,
+  budgetMs: number,
 ): Promise<Record<string, unknown>> {
   const entries = readBundle(body)
   const deadline = AbortSignal.timeout(budgetMs)

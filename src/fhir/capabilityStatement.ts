@@ -17,9 +17,11 @@ export function buildCapabilityStatement(
   const resources = new Map<string, ResourceEntry>()
   const systemInteractions: { code: string }[] = []
   const systemOperations: { name: string; definition: string }[] = []
+  const instantiates = new Set<string>()
   for (const endpoint of endpoints) {
     const fhir = endpoint.fhir
     if (!fhir || !endpoint.path.startsWith(FHIR_BASE)) continue
+    if (fhir.instantiates) instantiates.add(fhir.instantiates)
     if (!fhir.resource) {
       if (fhir.interaction === 'batch') systemInteractions.push({ code: 'batch' })
       if (fhir.operation) systemOperations.push(fhir.operation)
@@ -30,7 +32,11 @@ export function buildCapabilityStatement(
       entry = { type: fhir.resource, interaction: [], searchParam: [], operation: [] }
       resources.set(fhir.resource, entry)
     }
-    if (fhir.operation) entry.operation.push(fhir.operation)
+    // An operation served by GET and POST is declared twice; it is one operation.
+    const operation = fhir.operation
+    if (operation && !entry.operation.some((known) => known.name === operation.name)) {
+      entry.operation.push(operation)
+    }
     if (fhir.interaction === 'read') entry.interaction.push({ code: 'read' })
     if (fhir.interaction === 'search-type') {
       entry.interaction.push({ code: 'search-type' })
@@ -38,7 +44,7 @@ export function buildCapabilityStatement(
         if (name === '_format') continue
         entry.searchParam.push({
           name,
-          type: name === '_count' ? 'number' : 'token',
+          type: declared.fhirType,
           documentation: declared.description,
         })
       }
@@ -50,6 +56,7 @@ export function buildCapabilityStatement(
     date: RELEASE_DATE,
     publisher: 'svc',
     kind: 'instance',
+    ...(instantiates.size > 0 ? { instantiates: [...instantiates] } : {}),
     software: { name: 'svc', version: API_VERSION },
     implementation: { description: 'svc FHIR R4 base', url: `${baseUrl}${FHIR_BASE}` },
     fhirVersion: '4.0.1',

@@ -1,5 +1,7 @@
 import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
+import { param } from '../api/params.js'
 import { FHIR_BASE } from '../http/errors.js'
+import { buildTerminologyCapabilities } from '../terminology/capabilities.js'
 import { BATCH_MAX_BYTES, runBatch } from './batch.js'
 import { buildCapabilityStatement } from './capabilityStatement.js'
 
@@ -9,13 +11,24 @@ export const fhirBaseEndpoints: Endpoint[] = [
     path: `${FHIR_BASE}/metadata`,
     tag: 'fhir',
     summary: 'CapabilityStatement of the FHIR base',
-    params: {},
+    params: {
+      mode: param.enumeration(
+        ['terminology'],
+        'terminology: a TerminologyCapabilities resource instead of the CapabilityStatement',
+      ),
+    },
     fhir: { interaction: 'capabilities' },
-    responses: { 200: { description: 'CapabilityStatement', schema: { type: 'object' } } },
-    handler: (_request, { routes, config }) => {
-      const body = routes.document('capability-statement', (endpoints) =>
-        buildCapabilityStatement(endpoints, config.baseUrl),
-      )
+    responses: {
+      200: { description: 'CapabilityStatement, or TerminologyCapabilities', schema: { type: 'object' } },
+    },
+    handler: (request, services) => {
+      // The terminology answer reads the store, so it is built per request; its ETag still gives 304s.
+      const body =
+        request.params.mode === 'terminology'
+          ? buildTerminologyCapabilities(services)
+          : services.routes.document('capability-statement', (endpoints) =>
+              buildCapabilityStatement(endpoints, services.config.baseUrl),
+            )
       return { body, etag: true, headers: { 'Cache-Control': 'private, max-age=300' } }
     },
   }),
@@ -34,7 +47,12 @@ export const fhirBaseEndpoints: Endpoint[] = [
       200: { description: 'Bundle of type batch-response, one entry per request entry, in order' },
     },
     handler: async (request, services) => ({
-      body: await runBatch(request.body, services, { owner: request.owner, requestId: request.requestId }),
+      body: await runBatch(
+        request.body,
+        services,
+        { owner: request.owner, requestId: request.requestId },
+        services.batchBudgetMs,
+      ),
     }),
   }),
 ]

@@ -7,7 +7,9 @@ import { allEndpoints } from '../api/registry.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
+import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
+import { type UpstreamTuning, UpstreamSource } from '../upstream/client.js'
 import { authenticate } from './middleware/authenticate.js'
 import { enforceLimits } from './middleware/enforceLimits.js'
 import { negotiate } from './middleware/negotiate.js'
@@ -26,6 +28,10 @@ export interface AppOptions {
   onInternalError?: (error: unknown) => void
   requestLog?: { flushEveryMs?: number; busyTimeoutMs?: number }
   usage?: { settleEveryMs?: number }
+  /** Settings of every remote source client (timeouts, retry waits); tests shorten them. */
+  upstream?: UpstreamTuning
+  /** A FHIR batch's running-time budget; 60 s unless a test shortens it. */
+  batchBudgetMs?: number
 }
 
 export interface App {
@@ -39,7 +45,21 @@ export interface App {
 export function createApp(options: AppOptions): App {
   const { db, live, config, clock } = options
   const routes = new Routes(allEndpoints())
-  const services: Services = { db, config, clock, routes }
+  const terminologySources = new Map(
+    Object.entries(config.terminologySources).map(([system, baseUrl]) => [
+      system,
+      new UpstreamSource({ baseUrl, name: `the terminology source for ${system}`, ...options.upstream }),
+    ]),
+  )
+  const services: Services = {
+    db,
+    config,
+    clock,
+    routes,
+    terminologySources,
+    upstream: options.upstream ?? {},
+    batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
+  }
   const usage = new UsageCounter(live, clock, options.usage)
   const requestLog = new RequestLog(live.name, clock, options.requestLog)
   const koa = new Koa<RequestState>()

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net'
 import type { Clock } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
 import { type Db, openStore } from '../db/open.js'
+import { ensureBundledTerminology } from '../terminology/bundled.js'
+import type { UpstreamTuning } from '../upstream/client.js'
 import { createApp } from './app.js'
 
 export interface RunningServer {
@@ -23,10 +25,17 @@ export interface RunningServer {
 export async function startServer(
   config: Config,
   clock: Clock,
-  options: { requestLogFlushMs?: number; busyTimeoutMs?: number } = {},
+  options: {
+    requestLogFlushMs?: number
+    busyTimeoutMs?: number
+    upstream?: UpstreamTuning
+    batchBudgetMs?: number
+  } = {},
 ): Promise<RunningServer> {
   const store = openStore(config, { busyTimeoutMs: options.busyTimeoutMs })
   const { db, live } = store
+  // Reference terminology is loaded before the first request, so no answer depends on a load in progress.
+  ensureBundledTerminology(db, clock())
   // Listen before building the app so links derived from a port-0 config name the bound port.
   const server = createServer()
   server.listen(config.port, config.host)
@@ -39,6 +48,8 @@ export async function startServer(
     config: effective,
     clock,
     requestLog: { flushEveryMs: options.requestLogFlushMs, busyTimeoutMs: options.busyTimeoutMs },
+    upstream: options.upstream,
+    batchBudgetMs: options.batchBudgetMs,
   })
   app.requestLog.start()
   app.usage.start()

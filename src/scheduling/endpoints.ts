@@ -1,18 +1,190 @@
 import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
 import { listPublishers } from './publishers.js'
+import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './resources.js'
+import { type GroupMatch, listCodings, searchGroups, searchSlots } from './search.js'
+import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, toFilters } from './searchParams.js'
 
-const PUBLISHER_SCHEMA = {
+const string = { type: 'string' }
+const CODING = {
+  type: 'object',
+  required: ['code'],
+  properties: { system: string, code: string, display: string },
+}
+const IDENTIFIER = { type: 'object', required: ['value'], properties: { system: string, value: string } }
+const strings = { type: 'array', items: string }
+const LOCATION = {
+  type: 'object',
+  required: ['id'],
+  properties: {
+    id: string,
+    identifier: { type: 'array', items: IDENTIFIER },
+    name: string,
+    phone: strings,
+    website: strings,
+    addressLine: strings,
+    city: string,
+    state: string,
+    postalCode: string,
+    physicalType: { type: 'object', properties: { system: string, code: string } },
+  },
+}
+const PROVIDER = {
+  type: 'object',
+  required: ['id', 'type'],
+  properties: {
+    id: string,
+    identifier: { type: 'array', items: IDENTIFIER },
+    type: { type: 'string', enum: ['practitioner', 'practitioner-role', 'healthcare-service'] },
+    name: string,
+    specialty: string,
+    specialties: { type: 'array', items: CODING },
+    npi: { type: 'string', pattern: '^\\d{10}$' },
+  },
+}
+const dateTime = { type: 'string', format: 'date-time' }
+const accepting = { type: 'string', enum: [...ACCEPTING_PATIENTS] }
+const SLOT = {
+  type: 'object',
+  required: ['id', 'publisher', 'scheduleId', 'status', 'start', 'end', 'isVirtual', 'location', 'source'],
+  properties: {
+    id: string,
+    publisher: string,
+    scheduleId: string,
+    status: { type: 'string', enum: [...SLOT_STATUSES] },
+    start: dateTime,
+    end: dateTime,
+    serviceTypeCode: string,
+    serviceTypeText: string,
+    serviceTypes: { type: 'array', items: CODING },
+    appointmentType: string,
+    acceptingPatients: accepting,
+    isVirtual: { type: 'boolean' },
+    bookingDeepLink: string,
+    bookingPhone: string,
+    capacity: { type: 'integer', minimum: 0 },
+    location: LOCATION,
+    provider: PROVIDER,
+    source: {
+      type: 'object',
+      required: ['publisher', 'resourceId', 'transactionTime', 'syncedAt'],
+      properties: { publisher: string, resourceId: string, transactionTime: dateTime, syncedAt: dateTime },
+    },
+  },
+}
+const total = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }
+const GROUP_PROPERTIES = {
+  key: { type: 'string', description: 'Opaque; pass back as providerLocationKey or actorKey on /slots' },
+  publisher: string,
+  provider: PROVIDER,
+  location: LOCATION,
+  bookingMethod: { type: 'string', enum: ['online', 'phone'] },
+  isVirtual: { type: 'boolean' },
+  acceptingPatients: accepting,
+  nextAvailableStart: dateTime,
+  totalSlots: { type: 'integer', minimum: 0 },
+}
+const GROUP_REQUIRED = ['key', 'publisher', 'location', 'isVirtual', 'nextAvailableStart', 'totalSlots']
+const PROVIDER_LOCATION = {
+  type: 'object',
+  required: GROUP_REQUIRED,
+  properties: {
+    ...GROUP_PROPERTIES,
+    serviceTypes: { type: 'array', items: CODING },
+    specialties: { type: 'array', items: CODING },
+  },
+}
+const ACTOR = {
+  type: 'object',
+  required: GROUP_REQUIRED,
+  properties: {
+    ...GROUP_PROPERTIES,
+    serviceTypes: { type: 'array', items: { type: 'object', properties: { code: string, display: string } } },
+  },
+}
+const PUBLISHER = {
   type: 'object',
   required: ['slug', 'displayName', 'manifestUrl', 'enabled'],
   properties: {
-    slug: { type: 'string' },
-    displayName: { type: 'string' },
+    slug: string,
+    displayName: string,
     manifestUrl: { type: 'string', description: "URL of the publisher's $bulk-publish manifest" },
     enabled: { type: 'boolean' },
   },
 }
 
+const listing = (name: string, items: object) => ({
+  200: {
+    description: `Matches, paged (${name})`,
+    schema: {
+      type: 'object',
+      required: [name, 'total'],
+      properties: { [name]: { type: 'array', items }, total },
+    },
+  },
+  503: { description: 'The scheduling store is unavailable or slow; see Retry-After' },
+})
+
+function toActor({ serviceTypes, specialties: _specialties, ...group }: GroupMatch) {
+  return { ...group, serviceTypes: serviceTypes.map(({ code, display }) => ({ code, display })) }
+}
+
+const codingList = (name: string, column: 'service_types' | 'specialties', summary: string) =>
+  defineEndpoint({
+    method: 'GET',
+    path: `/v1/scheduling/${name === 'serviceTypes' ? 'service-types' : name}`,
+    tag: 'scheduling',
+    summary,
+    description: 'The whole list, sorted by system then code; only codings of served slots appear.',
+    params: {},
+    responses: {
+      200: {
+        description: 'The whole list',
+        schema: {
+          type: 'object',
+          required: [name],
+          properties: { [name]: { type: 'array', items: CODING } },
+        },
+      },
+    },
+    handler: (_request, { db }) => ({ body: { [name]: listCodings(db, column) } }),
+  })
+
 export const schedulingEndpoints: Endpoint[] = [
+  defineEndpoint({
+    method: 'GET',
+    path: '/v1/scheduling/slots',
+    tag: 'scheduling',
+    summary: 'Slots matching the filters, by start then id, paged',
+    params: SLOT_SEARCH_PARAMS,
+    responses: listing('slots', SLOT),
+    handler: ({ params }, { db, clock }) => ({
+      body: searchSlots(db, toFilters(params, clock()), params),
+    }),
+  }),
+  defineEndpoint({
+    method: 'GET',
+    path: '/v1/scheduling/provider-locations',
+    tag: 'scheduling',
+    summary: 'The same matches grouped by provider at a location, by next available start then key',
+    params: SLOT_FILTER_PARAMS,
+    responses: listing('providerLocations', PROVIDER_LOCATION),
+    handler: ({ params }, { db, clock }) => {
+      const { groups, total } = searchGroups(db, toFilters(params, clock()), params)
+      return { body: { total, providerLocations: groups } }
+    },
+  }),
+  defineEndpoint({
+    method: 'GET',
+    path: '/v1/scheduling/actors',
+    tag: 'scheduling',
+    summary: 'Older grouping form: one card per provider/location group',
+    params: SLOT_FILTER_PARAMS,
+    responses: listing('actors', ACTOR),
+    handler: ({ params }, { db, clock }) => {
+      const { groups, total } = searchGroups(db, toFilters(params, clock()), params)
+      return { body: { actors: groups.map(toActor), total } }
+    },
+  }),
   defineEndpoint({
     method: 'GET',
     path: '/v1/scheduling/publishers',
@@ -25,10 +197,12 @@ export const schedulingEndpoints: Endpoint[] = [
         schema: {
           type: 'object',
           required: ['publishers'],
-          properties: { publishers: { type: 'array', items: PUBLISHER_SCHEMA } },
+          properties: { publishers: { type: 'array', items: PUBLISHER } },
         },
       },
     },
     handler: (_request, { db }) => ({ body: { publishers: listPublishers(db) } }),
   }),
+  codingList('specialties', 'specialties', 'Every specialty coding present in served slots'),
+  codingList('serviceTypes', 'service_types', 'Every service type coding present in served slots'),
 ]

@@ -1,4 +1,5 @@
 import { cachedStatement, type Db } from '../db/open.js'
+import { deletePublisherSlots } from './slotWriter.js'
 
 export interface Publisher {
   slug: string
@@ -65,7 +66,11 @@ export function setPublisherEnabled(db: Db, slug: string, enabled: boolean): Pub
   return findPublisher(db, slug) as Publisher
 }
 
+/** Removes the publisher and every slot it contributed, in one transaction. */
 export function removePublisher(db: Db, slug: string): void {
-  const result = db.prepare('DELETE FROM publishers WHERE slug = ?').run(slug)
-  if (result.changes === 0) throw new PublisherError(`No publisher "${slug}"; see \`svc publishers list\``)
+  db.transaction(() => {
+    deletePublisherSlots(db, slug)
+    const result = db.prepare('DELETE FROM publishers WHERE slug = ?').run(slug)
+    if (result.changes === 0) throw new PublisherError(`No publisher "${slug}"; see \`svc publishers list\``)
+  }).immediate()
 }

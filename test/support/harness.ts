@@ -5,6 +5,7 @@ import { request } from 'undici'
 import { createKey } from '../../src/accounts/keys.js'
 import { createOrganization } from '../../src/accounts/orgs.js'
 import { resolveConfig } from '../../src/config.js'
+import type { UpstreamTuning } from '../../src/upstream/client.js'
 import { type RunningServer, startServer } from '../../src/http/server.js'
 
 export interface TestServer {
@@ -37,7 +38,14 @@ export const DEFAULT_NOW = '2026-11-21T10:00:30.000Z'
 
 /** A real server on a loopback port over a fresh SQLite file in a temp dir, with an injected clock. */
 export async function startTestServer(
-  options: { plan?: string; now?: string; env?: NodeJS.ProcessEnv; busyTimeoutMs?: number } = {},
+  options: {
+    plan?: string
+    now?: string
+    env?: NodeJS.ProcessEnv
+    busyTimeoutMs?: number
+    upstream?: UpstreamTuning
+    batchBudgetMs?: number
+  } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const dbPath = join(dir, 'svc.db')
@@ -46,6 +54,8 @@ export async function startTestServer(
   const server = await startServer(config, () => now, {
     requestLogFlushMs: 20,
     busyTimeoutMs: options.busyTimeoutMs,
+    upstream: options.upstream,
+    batchBudgetMs: options.batchBudgetMs,
   })
   createOrganization(server.db, { slug: 'acme', name: 'Acme', plan: options.plan ?? 'developer' })
   const { key } = createKey(server.db, { org: 'acme' })

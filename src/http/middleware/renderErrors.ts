@@ -18,7 +18,8 @@ export function storeUnavailable(): ApiError {
     detail:
       'The data store cannot be read at the moment; this says nothing about the request. Retry after the time in Retry-After.',
     fhirCode: 'transient',
-    headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
+    // An answer saying the store could not be read must never be served again from a cache.
+    headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS), 'Cache-Control': 'no-store' },
   })
 }
 

@@ -1,0 +1,202 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { request } from 'undici'
+import { createKey } from '../src/accounts/keys.js'
+import { createOrganization } from '../src/accounts/orgs.js'
+import { resolveConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/open.js'
+import { importDirectory } from '../src/directory/importer.js'
+import { startServer } from '../src/http/server.js'
+import {
+  type DirectoryScale,
+  generatedRelease,
+  NATIONAL,
+  NETWORKS,
+  npiOf,
+  pools,
+} from './lib/directoryData.js'
+import { formatTable, percentile } from './lib/load.js'
+
+const PLAN_NET = fileURLToPath(new URL('../../shared/fixtures/directory/plan-net', import.meta.url))
+const IMPORT_GOAL = 50_000
+const RSS_GOAL_MB = 400
+const QUERIES = 400
+// Limits are in force from 2026-11-01: a clock before it counts every request but never refuses one.
+const clock = () => Date.parse('2026-10-15T12:00:00Z')
+
+const verdict = (met: boolean) => (met ? 'met' : 'NOT met')
+
+function scaled(factor: number): DirectoryScale {
+  const of = (n: number) => Math.max(NETWORKS * 2, Math.round(n * factor))
+  return {
+    practitioners: of(NATIONAL.practitioners),
+    roles: of(NATIONAL.roles),
+    organizations: of(NATIONAL.organizations),
+    locations: of(NATIONAL.locations),
+    affiliations: of(NATIONAL.affiliations),
+  }
+}
+
+/**
+ * Import speed, peak RSS and database size for a generated national-size release, then sequential query
+ * latency over loopback HTTP for the directory's hot searches, against the cheapest keyed endpoint as floor.
+ * Usage: npm run bench -- directory [--scale 1] [--queries 400] [--keep]
+ */
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      scale: { type: 'string', default: '1' },
+      queries: { type: 'string', default: String(QUERIES) },
+      keep: { type: 'boolean', default: false },
+    },
+  })
+  const scale = scaled(Number(values.scale))
+  const queries = Number(values.queries)
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-directory-'))
+  const dbPath = join(dir, 'svc.db')
+  console.log(`Generating and importing ${JSON.stringify(scale)} into ${dbPath}`)
+
+  const db = openDatabase(dbPath)
+  const rssBefore = process.memoryUsage().rss
+  let peakRss = rssBefore
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss)
+  }, 100)
+  const started = performance.now()
+  const summary = await importDirectory(db, generatedRelease(PLAN_NET, scale), {
+    onProgress: ({ records }) => {
+      if (records % 500_000 === 0)
+        console.log(
+          `  ${records.toLocaleString('en-US')} records, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+        )
+    },
+  })
+  const seconds = (performance.now() - started) / 1000
+  clearInterval(sampler)
+  peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1024)
+  createOrganization(db, { slug: 'bench', name: 'Bench', plan: 'scale' })
+  const { key } = createKey(db, { org: 'bench' })
+  db.close()
+  const size = (suffix: string) => {
+    try {
+      return statSync(`${dbPath}${suffix}`).size
+    } catch {
+      return 0
+    }
+  }
+  const dbBytes = size('') + size('-wal')
+  const rate = summary.imported / seconds
+
+  const server = await startServer(resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
+  const headers = { authorization: `Bearer ${key}` }
+  const call = async (path: string) => {
+    const response = await request(`${server.url}${path}`, { headers })
+    const text = await response.body.text()
+    if (response.statusCode !== 200)
+      throw new Error(`${path} answered ${response.statusCode}: ${text.slice(0, 300)}`)
+    return JSON.parse(text)
+  }
+  const { families, givens } = pools(PLAN_NET)
+  let seed = 7
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return seed % n
+  }
+  const timed = async (label: string, makePath: () => string) => {
+    for (let i = 0; i < 50; i++) await call(makePath())
+    const times: number[] = []
+    for (let i = 0; i < queries; i++) {
+      const path = makePath()
+      const start = performance.now()
+      await call(path)
+      times.push(performance.now() - start)
+    }
+    times.sort((a, b) => a - b)
+    return { label, p50: percentile(times, 50), p99: percentile(times, 99) }
+  }
+  const base = '/v1/fhir/r4'
+  const results = [
+    await timed('floor: GET /v1/scheduling/publishers', () => '/v1/scheduling/publishers'),
+    await timed(
+      'Practitioner?identifier=<npi>',
+      () => `${base}/Practitioner?identifier=${npiOf(next(scale.practitioners))}`,
+    ),
+    await timed(
+      'Practitioner?name=<given> <family>',
+      () =>
+        `${base}/Practitioner?name=${encodeURIComponent(`${givens[next(givens.length)]} ${families[next(families.length)]}`)}`,
+    ),
+    await timed(
+      'Practitioner?family=<3-letter prefix>',
+      () => `${base}/Practitioner?family=${(families[next(families.length)] as string).slice(0, 3)}`,
+    ),
+    await timed(
+      'Practitioner?identifier&_include=roles',
+      () =>
+        `${base}/Practitioner?identifier=${npiOf(next(scale.practitioners))}&_include=PractitionerRole:practitioner`,
+    ),
+    await timed(
+      'Practitioner?family&_include=roles (_count=10)',
+      () =>
+        `${base}/Practitioner?family=${families[next(families.length)]}&_include=PractitionerRole:practitioner`,
+    ),
+    await timed(
+      'OrganizationAffiliation network membership',
+      () =>
+        `${base}/OrganizationAffiliation?network=gen-org-${next(NETWORKS)}&participating-organization=gen-org-${NETWORKS + next(scale.organizations - NETWORKS)}`,
+    ),
+    await timed(
+      'OrganizationAffiliation?network&_include (_count=100)',
+      () =>
+        `${base}/OrganizationAffiliation?network=gen-org-${next(NETWORKS)}&_count=100&_include=OrganizationAffiliation:participating-organization`,
+    ),
+  ]
+  // Deep paging: follow next links of one network's affiliations, timing each page far from the start.
+  const deep: number[] = []
+  let path: string | undefined = `${base}/OrganizationAffiliation?network=gen-org-0&_count=100`
+  let pages = 0
+  while (path && pages < Math.max(50, queries / 4)) {
+    const start = performance.now()
+    const bundle = await call(path)
+    deep.push(performance.now() - start)
+    pages++
+    path = bundle.link
+      .find((link: { relation: string }) => link.relation === 'next')
+      ?.url?.replace(server.url, '')
+  }
+  deep.sort((a, b) => a - b)
+  results.push({
+    label: `deep paging, ${pages} pages of 100 via cursors`,
+    p50: percentile(deep, 50),
+    p99: percentile(deep, 99),
+  })
+  await server.close()
+
+  const floor = results[0]?.p50 ?? Number.NaN
+  console.log(
+    `\nImport: ${summary.imported.toLocaleString('en-US')} resources in ${seconds.toFixed(1)} s = ${Math.round(rate).toLocaleString('en-US')}/s (goal >= ${IMPORT_GOAL.toLocaleString('en-US')}/s: ${verdict(rate >= IMPORT_GOAL)})`,
+  )
+  console.log(
+    `Peak RSS: ${(peakRss / 1048576).toFixed(0)} MB (goal < ${RSS_GOAL_MB} MB: ${verdict(peakRss / 1048576 < RSS_GOAL_MB)}), started at ${(rssBefore / 1048576).toFixed(0)} MB`,
+  )
+  console.log(
+    `Database: ${(dbBytes / 1073741824).toFixed(2)} GiB (${Math.round(dbBytes / summary.imported)} bytes a resource)\n`,
+  )
+  console.log(
+    formatTable(
+      ['query (sequential, loopback HTTP)', 'p50 ms', 'p99 ms', 'p50 / floor'],
+      results.map((r) => [r.label, r.p50.toFixed(2), r.p99.toFixed(2), (r.p50 / floor).toFixed(1)]),
+    ),
+  )
+  const identifier = results[1]?.p50 ?? Number.NaN
+  const name = results[2]?.p50 ?? Number.NaN
+  console.log(
+    `\nidentifier search p50 < 1 ms: ${verdict(identifier < 1)}; name search p50 < 5 ms: ${verdict(name < 5)}`,
+  )
+  if (values.keep) console.log(`Kept ${dbPath}`)
+  else rmSync(dir, { recursive: true, force: true })
+}

@@ -1,0 +1,220 @@
+import { once } from 'node:events'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/**
+ * A deterministic national-scale SMART Scheduling Links data set, generated on request and streamed by a
+ * local HTTP server (nothing touches the disk). Every count derives from the shape below, so runs compare.
+ * Run as a child process (`node --import tsx bench/lib/slotFeed.ts`): it prints its URL on the first line.
+ */
+export const SHAPE = {
+  publishers: 50,
+  locationsPerPublisher: 400, // 20,000 locations
+  rolesPerLocation: 3, // 60,000 provider-locations, one schedule each
+  slotsPerSchedule: 33, // plus one more on every third schedule: 2,000,000 slots
+  days: 30,
+  slotFiles: 4,
+}
+export const TOTAL_SLOTS =
+  SHAPE.publishers *
+  SHAPE.locationsPerPublisher *
+  SHAPE.rolesPerLocation *
+  (SHAPE.slotsPerSchedule + 1 / SHAPE.rolesPerLocation)
+/** The data set's "now": slots start from here over the next SHAPE.days. */
+export const FEED_START = Date.parse('2026-10-15T12:00:00Z')
+
+export const STATES =
+  'AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY'.split(
+    ' ',
+  )
+export const SERVICE_TYPES = Array.from({ length: 20 }, (_, index) => String(100 + index))
+export const SPECIALTIES = Array.from(
+  { length: 30 },
+  (_, index) => `20${String(index).padStart(2, '0')}00000X`,
+)
+const ACCEPTING = ['newpt', 'existptonly', 'existptfam', 'nopt']
+const EXT = 'http://hl7.org/fhir/uv/smart-scheduling-links/StructureDefinition/'
+
+/** mulberry32: small, fast, and the same sequence on every machine. */
+function random(seed: number) {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const pick = <T>(list: readonly T[], value: number) => list[Math.floor(value * list.length)] as T
+
+export const npiOf = (publisher: number, location: number, role: number) =>
+  String(1_000_000_000 + (publisher * SHAPE.locationsPerPublisher + location) * SHAPE.rolesPerLocation + role)
+
+/** Each publisher serves a region: most of its locations in one state, some in the next. */
+export function locationOf(publisher: number, location: number) {
+  const next = random(publisher * 100_003 + location)
+  const state = STATES[(publisher + (next() < 0.8 ? 0 : 1)) % STATES.length] as string
+  const city = `${state} City ${Math.floor(next() * 20)}`
+  return { state, city, virtual: next() < 0.05 }
+}
+
+function* locations(publisher: number) {
+  for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
+    const { state, city, virtual } = locationOf(publisher, l)
+    yield {
+      resourceType: 'Location',
+      id: `L${l}`,
+      name: `Clinic ${publisher}-${l}`,
+      telecom: [{ system: 'phone', value: `555-${String(l).padStart(4, '0')}` }],
+      address: { line: [`${l} Main St`], city, state, postalCode: String(10000 + l) },
+      ...(virtual
+        ? {
+            physicalType: {
+              coding: [
+                { system: 'http://terminology.hl7.org/CodeSystem/location-physical-type', code: 'vi' },
+              ],
+            },
+          }
+        : {}),
+    }
+  }
+}
+
+function* roles(publisher: number) {
+  for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
+    for (let r = 0; r < SHAPE.rolesPerLocation; r++) {
+      const next = random(publisher * 7_919 + l * 31 + r)
+      yield {
+        resourceType: 'PractitionerRole',
+        id: `R${l}-${r}`,
+        identifier: [{ system: 'http://hl7.org/fhir/sid/us-npi', value: npiOf(publisher, l, r) }],
+        practitioner: { display: `Dr. Provider ${publisher}-${l}-${r}` },
+        specialty: [
+          { coding: [{ system: 'http://nucc.org/provider-taxonomy', code: pick(SPECIALTIES, next()) }] },
+        ],
+        location: [{ reference: `Location/L${l}` }],
+      }
+    }
+  }
+}
+
+function* schedules(publisher: number) {
+  for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
+    for (let r = 0; r < SHAPE.rolesPerLocation; r++) {
+      const next = random(publisher * 104_729 + l * 17 + r)
+      const codes = [pick(SERVICE_TYPES, next()), ...(next() < 0.3 ? [pick(SERVICE_TYPES, next())] : [])]
+      yield {
+        resourceType: 'Schedule',
+        id: `S${l}-${r}`,
+        serviceType: [
+          {
+            coding: codes.map((code) => ({
+              system: 'http://terminology.hl7.org/CodeSystem/service-type',
+              code,
+            })),
+          },
+        ],
+        actor: [{ reference: `Location/L${l}` }, { reference: `PractitionerRole/R${l}-${r}` }],
+      }
+    }
+  }
+}
+
+function* slots(publisher: number, file: number) {
+  const schedulesPerFile = (SHAPE.locationsPerPublisher * SHAPE.rolesPerLocation) / SHAPE.slotFiles
+  for (let s = file * schedulesPerFile; s < (file + 1) * schedulesPerFile; s++) {
+    const l = Math.floor(s / SHAPE.rolesPerLocation)
+    const r = s % SHAPE.rolesPerLocation
+    const next = random(publisher * 15_485_863 + s)
+    const count = SHAPE.slotsPerSchedule + (r === 0 ? 1 : 0)
+    const accepting = next() < 0.5 ? pick(ACCEPTING, next()) : undefined
+    for (let k = 0; k < count; k++) {
+      const start = FEED_START + Math.floor(next() * SHAPE.days * 96) * 900_000
+      yield {
+        resourceType: 'Slot',
+        id: `T${s}-${k}`,
+        schedule: { reference: `Schedule/S${l}-${r}` },
+        status: next() < 0.8 ? 'free' : 'busy',
+        start: new Date(start).toISOString(),
+        end: new Date(start + 1_800_000).toISOString(),
+        extension: [
+          { url: `${EXT}booking-deep-link`, valueUrl: `https://book.example.org/${publisher}/${s}/${k}` },
+          ...(accepting
+            ? [
+                {
+                  url: `${EXT}patient-type`,
+                  valueCoding: {
+                    system: 'http://terminology.hl7.org/CodeSystem/accepting-patients',
+                    code: accepting,
+                  },
+                },
+              ]
+            : []),
+        ],
+      }
+    }
+  }
+}
+
+async function stream(response: ServerResponse, records: Iterable<unknown>) {
+  response.writeHead(200, { 'content-type': 'application/fhir+ndjson' })
+  let buffer = ''
+  for (const record of records) {
+    buffer += `${JSON.stringify(record)}\n`
+    if (buffer.length > 64_000) {
+      if (!response.write(buffer)) await once(response, 'drain')
+      buffer = ''
+    }
+  }
+  response.end(buffer)
+}
+
+function manifest(base: string) {
+  const output = [
+    { type: 'Location', url: `${base}/locations.ndjson` },
+    { type: 'PractitionerRole', url: `${base}/roles.ndjson` },
+    { type: 'Schedule', url: `${base}/schedules.ndjson` },
+    ...Array.from({ length: SHAPE.slotFiles }, (_, file) => ({
+      type: 'Slot',
+      url: `${base}/slots-${file}.ndjson`,
+    })),
+  ]
+  return JSON.stringify({
+    transactionTime: new Date(FEED_START).toISOString(),
+    request: '$bulk-publish',
+    output,
+    error: [],
+  })
+}
+
+async function serve() {
+  const server = createServer((request, response) => {
+    const match = /^\/p(\d+)\/(.+)$/.exec(request.url ?? '')
+    const publisher = Number(match?.[1])
+    const file = match?.[2]
+    if (!match || publisher >= SHAPE.publishers) return response.writeHead(404).end()
+    if (file === '$bulk-publish') {
+      return response.writeHead(200, { 'content-type': 'application/json' }).end(manifest(`/p${publisher}`))
+    }
+    const slotFile = /^slots-(\d+)\.ndjson$/.exec(file ?? '')
+    const records =
+      file === 'locations.ndjson'
+        ? locations(publisher)
+        : file === 'roles.ndjson'
+          ? roles(publisher)
+          : file === 'schedules.ndjson'
+            ? schedules(publisher)
+            : slotFile
+              ? slots(publisher, Number(slotFile[1]))
+              : undefined
+    if (!records) return response.writeHead(404).end()
+    void stream(response, records)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await serve()

@@ -1,0 +1,201 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createKey } from '../src/accounts/keys.js'
+import { createOrganization } from '../src/accounts/orgs.js'
+import { resolveConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/open.js'
+import { startServer } from '../src/http/server.js'
+import { addPublisher } from '../src/scheduling/publishers.js'
+import { syncPublishers } from '../src/scheduling/sync.js'
+import { formatTable, measure, percentile, startBareServer } from './lib/load.js'
+import {
+  FEED_START,
+  locationOf,
+  npiOf,
+  SERVICE_TYPES,
+  SHAPE,
+  SPECIALTIES,
+  TOTAL_SLOTS,
+} from './lib/slotFeed.js'
+
+const SYNC_GOAL_SLOTS_PER_S = 100_000
+const RSS_GOAL_MB = 300
+const P50_GOAL_MS = 2
+const P99_GOAL_MS = 20
+const RATIO_GOAL = 0.4
+const SERVER_TIME_SAMPLES = 200
+const CONNECTIONS = 10
+
+// Limits are in force from 2026-11-01: a clock before that counts every request but refuses none.
+const clock = () => FEED_START
+
+function startFeed(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'lib/slotFeed.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) =>
+      resolve({ url: chunk.toString().trim(), stop: () => child.kill() }),
+    )
+    child.once('exit', (code) => reject(new Error(`feed server exited ${code}`)))
+  })
+}
+
+/** The mixed query set of the issue, built from the generator's own shape so every query has matches. */
+function querySet(groupKey: string): [string, string][] {
+  const { state, city } = locationOf(3, 7)
+  const npis = Array.from({ length: 10 }, (_, index) => npiOf(index * 5, index * 13, index % 3)).join(',')
+  return [
+    ['state + serviceTypeCode', `/v1/scheduling/slots?state=${state}&serviceTypeCode=${SERVICE_TYPES[4]}`],
+    ['npi list (10)', `/v1/scheduling/slots?npi=${npis}`],
+    ['specialty', `/v1/scheduling/slots?specialty=${SPECIALTIES[7]}`],
+    ['providerLocationKey', `/v1/scheduling/slots?providerLocationKey=${groupKey}`],
+    ['city + isVirtual', `/v1/scheduling/slots?city=${encodeURIComponent(city)}&isVirtual=false`],
+    ['deep offset (state)', `/v1/scheduling/slots?state=${state}&offset=5000`],
+    ['grouped: state', `/v1/scheduling/provider-locations?state=${state}`],
+    [
+      'grouped: actors specialty',
+      `/v1/scheduling/actors?specialty=${SPECIALTIES[7]}&acceptingPatients=newpt`,
+    ],
+    ['no filter (all 1.6M free)', '/v1/scheduling/slots'],
+  ]
+}
+
+const peakRssMb = () => process.resourceUsage().maxRSS / 1024
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { duration: { type: 'string', default: '3' } } })
+  const durationSeconds = Number(values.duration)
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-scheduling-'))
+  const dbPath = join(dir, 'svc.db')
+  const feed = await startFeed()
+  try {
+    const db = openDatabase(dbPath)
+    for (let p = 0; p < SHAPE.publishers; p++) {
+      addPublisher(db, { slug: `p${p}`, manifestUrl: `${feed.url}/p${p}/$bulk-publish` })
+    }
+    const rssBefore = peakRssMb()
+    const started = performance.now()
+    const reports = await syncPublishers(db, { clock: Date.now })
+    const seconds = (performance.now() - started) / 1000
+    const written = reports.reduce((sum, report) => sum + report.written, 0)
+    const failed = reports.filter((report) => report.outcome !== 'synced')
+    if (failed.length > 0) throw new Error(`sync failed: ${JSON.stringify(failed[0])}`)
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    const rss = peakRssMb()
+    const sizeMb = statSync(dbPath).size / 1024 / 1024
+    db.close()
+    const syncRate = written / seconds
+    console.log(
+      `Sync: ${SHAPE.publishers} publishers, ${written.toLocaleString()} slots (expected ${TOTAL_SLOTS.toLocaleString()})`,
+    )
+    console.log(
+      formatTable(
+        ['figure', 'value', 'goal'],
+        [
+          ['time, manifest to committed rows', `${seconds.toFixed(1)} s`, ''],
+          [
+            'slots/s',
+            Math.round(syncRate),
+            `>= ${SYNC_GOAL_SLOTS_PER_S} ${syncRate >= SYNC_GOAL_SLOTS_PER_S ? 'met' : 'NOT met'}`,
+          ],
+          [
+            'peak RSS (whole bench process)',
+            `${rss.toFixed(0)} MB (before sync ${rssBefore.toFixed(0)})`,
+            `< ${RSS_GOAL_MB} ${rss < RSS_GOAL_MB ? 'met' : 'NOT met'}`,
+          ],
+          ['database size', `${sizeMb.toFixed(0)} MB`, ''],
+          ['database size per million slots', `${(sizeMb / (written / 1e6)).toFixed(0)} MB`, ''],
+        ],
+      ),
+    )
+
+    const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+    const setup = openDatabase(dbPath)
+    createOrganization(setup, { slug: 'bench', plan: 'scale' })
+    const { key } = createKey(setup, { org: 'bench' })
+    setup.close()
+    const server = await startServer(config, clock)
+    const headers = { Authorization: `Bearer ${key}` }
+    const get = async (path: string) => {
+      const response = await fetch(`${server.url}${path}`, { headers })
+      const body = Buffer.from(await response.arrayBuffer())
+      if (response.status !== 200) throw new Error(`${path}: ${response.status} ${body}`)
+      return { body, contentType: response.headers.get('content-type') ?? 'application/json' }
+    }
+    const groups = JSON.parse(
+      (
+        await get(`/v1/scheduling/provider-locations?state=${locationOf(3, 7).state}&limit=1`)
+      ).body.toString(),
+    )
+    const rows: (string | number)[][] = []
+    const results: Record<string, unknown>[] = []
+    for (const [label, path] of querySet(groups.providerLocations[0].key)) {
+      const sample = await get(path)
+      const total = JSON.parse(sample.body.toString()).total
+      // Server time: the request alone, one at a time, as the server reports it in its request log.
+      const times: number[] = []
+      for (let i = 0; i < SERVER_TIME_SAMPLES; i++) {
+        const before = performance.now()
+        await get(path)
+        times.push(performance.now() - before)
+      }
+      times.sort((a, b) => a - b)
+      const bare = await startBareServer(sample.body, { 'Content-Type': sample.contentType })
+      const ours = await measure(`${server.url}${path}`, {
+        connections: CONNECTIONS,
+        durationSeconds,
+        headers,
+      })
+      const floor = await measure(`${bare.url}${path}`, {
+        connections: CONNECTIONS,
+        durationSeconds,
+        headers,
+      })
+      await bare.close()
+      const ratio = ours.requestsPerSecond / floor.requestsPerSecond
+      const p50 = percentile(times, 50)
+      const p99 = percentile(times, 99)
+      rows.push([
+        label,
+        total,
+        p50.toFixed(2),
+        p99.toFixed(2),
+        Math.round(ours.requestsPerSecond),
+        Math.round(floor.requestsPerSecond),
+        ratio.toFixed(2),
+        ours.non2xx + ours.errors,
+      ])
+      results.push({
+        label,
+        path,
+        total,
+        p50,
+        p99,
+        rps: ours.requestsPerSecond,
+        bareRps: floor.requestsPerSecond,
+        ratio,
+      })
+    }
+    await server.close()
+    console.log(
+      `\nQueries: time per request on one connection (${SERVER_TIME_SAMPLES} sequential, loopback, full stack),`,
+    )
+    console.log(
+      `and req/s at ${CONNECTIONS} connections for ${durationSeconds} s against bare node:http sending the same bytes`,
+    )
+    console.log(
+      formatTable(['query', 'total', 'p50 ms', 'p99 ms', 'req/s', 'bare req/s', 'ratio', 'failed'], rows),
+    )
+    console.log(`goals: p50 < ${P50_GOAL_MS} ms, p99 < ${P99_GOAL_MS} ms, ratio >= ${RATIO_GOAL}`)
+    console.log(
+      `\nRESULT ${JSON.stringify({ sync: { seconds, written, syncRate, rssMb: rss, sizeMb }, queries: results })}`,
+    )
+  } finally {
+    feed.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

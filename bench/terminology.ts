@@ -1,0 +1,201 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import Database from 'better-sqlite3'
+import { Client } from 'undici'
+import { createKey } from '../src/accounts/keys.js'
+import { createOrganization } from '../src/accounts/orgs.js'
+import { resolveConfig } from '../src/config.js'
+import { liveDatabasePath } from '../src/db/live.js'
+import { openDatabase } from '../src/db/open.js'
+import { type RunningServer, startServer } from '../src/http/server.js'
+import { ensureBundledTerminology } from '../src/terminology/bundled.js'
+import { importTerminology } from '../src/terminology/import/importFiles.js'
+import { allConcepts, findCodeSystem } from '../src/terminology/store.js'
+import { formatTable, median, percentile } from './lib/load.js'
+
+// Issue 4's figures: $lookup server time (p50 < 1 ms); a batch of 100 $lookups against 100 sequential
+// requests on one keep-alive connection (batch >= 10x faster); $expand with a filter on NUCC (p50 < 5 ms).
+const NUCC = 'http://nucc.org/provider-taxonomy'
+const NUCC_CSV = new URL('../data/demo/terminology/nucc_provider_taxonomy.csv', import.meta.url).pathname
+const LOOKUP_GOAL_MS = 1
+const EXPAND_GOAL_MS = 5
+const BATCH_RATIO_GOAL = 10
+const BASE = '/v1/fhir/r4'
+
+// Limits are in force from 2026-11-01: a clock before it counts every request but refuses none.
+const clock = () => Date.parse('2026-10-15T12:00:00Z')
+
+function parseOptions(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: { requests: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '30' } },
+  })
+  const requests = Number(values.requests)
+  const rounds = Number(values.rounds)
+  if (!Number.isInteger(requests) || requests < 100) throw new Error('--requests must be an integer >= 100')
+  if (!Number.isInteger(rounds) || rounds < 5) throw new Error('--rounds must be an integer >= 5')
+  return { requests, rounds }
+}
+
+const verdict = (met: boolean) => (met ? 'met' : 'NOT met')
+
+export async function run(args: string[]): Promise<void> {
+  const { requests, rounds } = parseOptions(args)
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-terminology-'))
+  const dbPath = join(dir, 'svc.db')
+  let server: RunningServer | undefined
+  let client: Client | undefined
+  try {
+    const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+    const setup = openDatabase(dbPath)
+    createOrganization(setup, { slug: 'bench', plan: 'scale' })
+    const { key } = createKey(setup, { org: 'bench' })
+    ensureBundledTerminology(setup, clock())
+    importTerminology(setup, [NUCC_CSV], { release: 'bench', now: clock() })
+    const nucc = findCodeSystem(setup, NUCC)
+    const codes = nucc ? allConcepts(setup, nucc.id).map((concept) => concept.code) : []
+    setup.close()
+
+    server = await startServer(config, clock, { requestLogFlushMs: 100 })
+    client = new Client(server.url, { pipelining: 1 })
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/fhir+json' }
+    const send = async (method: 'GET' | 'POST', path: string, body?: string) => {
+      const response = await (client as Client).request({ method, path, headers, body })
+      const text = await response.body.text()
+      if (response.statusCode !== 200)
+        throw new Error(`${method} ${path} answered ${response.statusCode}: ${text}`)
+      return text
+    }
+    const lookupPath = (i: number) =>
+      `${BASE}/CodeSystem/$lookup?system=${NUCC}&code=${codes[i % codes.length]}&property=parent&property=definition`
+
+    // 1. $lookup server time, from the request log (the server's own measure of each request).
+    for (let i = 0; i < 300; i++) await send('GET', lookupPath(i))
+    for (let i = 0; i < requests; i++) await send('GET', lookupPath(i))
+
+    // 2. 100 lookups: one batch against 100 sequential requests, on the same keep-alive connection.
+    const batchBody = JSON.stringify({
+      resourceType: 'Bundle',
+      type: 'batch',
+      entry: Array.from({ length: 100 }, (_, i) => ({
+        request: { method: 'GET', url: lookupPath(i).slice(BASE.length + 1) },
+      })),
+    })
+    const sequentialMs: number[] = []
+    const batchMs: number[] = []
+    for (let round = 0; round < rounds + 3; round++) {
+      let started = performance.now()
+      for (let i = 0; i < 100; i++) await send('GET', lookupPath(round * 100 + i))
+      const sequential = performance.now() - started
+      started = performance.now()
+      const answer = JSON.parse(await send('POST', BASE, batchBody)) as {
+        entry: { response: { status: string } }[]
+      }
+      const batch = performance.now() - started
+      if (answer.entry.some((entry) => entry.response.status !== '200 OK'))
+        throw new Error('a batch entry failed')
+      if (round >= 3) {
+        sequentialMs.push(sequential)
+        batchMs.push(batch)
+      }
+    }
+
+    // 3. $expand with a text filter on the largest code system held (NUCC).
+    const words = [
+      'family',
+      'physician',
+      'nurse',
+      'pediatric',
+      'surg',
+      'counselor',
+      'dental',
+      'clinic',
+      'pharm',
+      'therap',
+    ]
+    const expandCount = Math.max(500, Math.floor(requests / 3))
+    for (let i = 0; i < expandCount; i++) {
+      await send(
+        'GET',
+        `${BASE}/ValueSet/$expand?url=${encodeURIComponent(`${NUCC}?fhir_vs`)}&filter=${words[i % words.length]}&count=20`,
+      )
+    }
+
+    await client.close()
+    client = undefined
+    await server.close()
+    server = undefined
+
+    const log = new Database(liveDatabasePath(dbPath), { readonly: true })
+    // In request order (the bench clock is fixed, so rowid orders them): skip the warm-up, keep the measured run.
+    const durations = (route: string, from: number, count: number) =>
+      (
+        log
+          .prepare('SELECT duration_ms FROM request_log WHERE route = ? AND method = ? ORDER BY rowid')
+          .pluck()
+          .all(route, 'GET') as number[]
+      )
+        .slice(from, from + count)
+        .sort((a, b) => a - b)
+    const lookups = durations(`${BASE}/CodeSystem/$lookup`, 300, requests)
+    const expands = durations(`${BASE}/ValueSet/$expand`, 0, expandCount)
+    log.close()
+
+    const seqMedian = median(sequentialMs)
+    const batchMedian = median(batchMs)
+    const ratio = seqMedian / batchMedian
+    const sortedSeq = [...sequentialMs].sort((a, b) => a - b)
+    const sortedBatch = [...batchMs].sort((a, b) => a - b)
+    console.log(
+      `terminology figures (${requests} $lookups, ${rounds} rounds of 100 lookups, ${expandCount} filtered $expands; NUCC ${codes.length} codes)\n`,
+    )
+    console.log(
+      formatTable(
+        ['figure', 'p50 ms', 'p99 ms', 'goal', 'verdict'],
+        [
+          [
+            '$lookup server time',
+            median(lookups).toFixed(3),
+            percentile(lookups, 99).toFixed(3),
+            `p50 < ${LOOKUP_GOAL_MS} ms`,
+            verdict(median(lookups) < LOOKUP_GOAL_MS),
+          ],
+          [
+            '$expand NUCC filter server time',
+            median(expands).toFixed(3),
+            percentile(expands, 99).toFixed(3),
+            `p50 < ${EXPAND_GOAL_MS} ms`,
+            verdict(median(expands) < EXPAND_GOAL_MS),
+          ],
+          [
+            '100 sequential $lookups (wall)',
+            seqMedian.toFixed(2),
+            percentile(sortedSeq, 99).toFixed(2),
+            '',
+            '',
+          ],
+          [
+            'one batch of 100 $lookups (wall)',
+            batchMedian.toFixed(2),
+            percentile(sortedBatch, 99).toFixed(2),
+            '',
+            '',
+          ],
+          [
+            'batch speed-up (sequential / batch)',
+            `${ratio.toFixed(1)}x`,
+            '',
+            `>= ${BATCH_RATIO_GOAL}x`,
+            verdict(ratio >= BATCH_RATIO_GOAL),
+          ],
+        ],
+      ),
+    )
+  } finally {
+    await client?.close()
+    await server?.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,10 @@
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The package root (holding package.json), from src/ under tsx or dist/src/ when built: where data/ lives. */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir)
+  return dir
+}

@@ -1,0 +1,141 @@
+import type { Db } from '../db/open.js'
+import type { Group, ScheduleModel } from './feedModel.js'
+import type { AcceptingPatients, Coding } from './resources.js'
+
+export interface SlotRow {
+  id: string
+  status: number
+  startMs: number
+  endMs: number
+  bookingLink: string | null
+  bookingPhone: string | null
+  capacity: number | null
+}
+
+export interface SeriesAttributes {
+  serviceTypes: Coding[]
+  appointmentType: string | null
+  accepting: AcceptingPatients | null
+}
+
+/** Removes everything a publisher contributed to the read tables; the caller holds the transaction. */
+export function deletePublisherSlots(db: Db, publisher: string): void {
+  const groups = 'SELECT id FROM sched_groups WHERE publisher = ?'
+  const series = `SELECT id FROM sched_series WHERE group_id IN (${groups})`
+  db.prepare(`DELETE FROM sched_slots WHERE series_id IN (${series})`).run(publisher)
+  db.prepare(`DELETE FROM sched_series_codes WHERE series_id IN (${series})`).run(publisher)
+  db.prepare(`DELETE FROM sched_series WHERE group_id IN (${groups})`).run(publisher)
+  db.prepare(`DELETE FROM sched_group_npis WHERE group_id IN (${groups})`).run(publisher)
+  db.prepare('DELETE FROM sched_groups WHERE publisher = ?').run(publisher)
+}
+
+const token = (coding: Coding) => `${coding.system ?? ''}|${coding.code}`
+
+/**
+ * Writes one publisher's groups, series and slots into the read tables. It runs inside the sync's single
+ * transaction, so readers see the old data until the whole feed is in.
+ */
+export class SlotWriter {
+  readonly #groupIds = new Map<string, number>()
+  readonly #seriesIds = new Map<string, number>()
+  readonly #seriesSlots = new Map<number, number>()
+  readonly #insertGroup
+  readonly #insertNpi
+  readonly #insertSeries
+  readonly #insertCode
+  readonly #insertSlot
+  written = 0
+
+  constructor(
+    private readonly db: Db,
+    private readonly publisher: string,
+  ) {
+    this.#insertGroup = db.prepare(
+      `INSERT INTO sched_groups (publisher, key, location, provider, is_virtual) VALUES (?, ?, ?, ?, ?)`,
+    )
+    this.#insertNpi = db.prepare('INSERT OR IGNORE INTO sched_group_npis (npi, group_id) VALUES (?, ?)')
+    this.#insertSeries = db.prepare(
+      `INSERT INTO sched_series (group_id, publisher, city, state, is_virtual,
+         schedule_id, service_types, specialties, appointment_type, accepting)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    this.#insertCode = db.prepare(
+      'INSERT OR IGNORE INTO sched_series_codes (kind, code, token, series_id) VALUES (?, ?, ?, ?)',
+    )
+    this.#insertSlot = db.prepare(
+      `INSERT OR IGNORE INTO sched_slots
+         (series_id, status, start_ms, id, end_ms, booking_link, booking_phone, capacity)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+  }
+
+  #groupId(group: Group): number {
+    const known = this.#groupIds.get(group.key)
+    if (known !== undefined) return known
+    const id = Number(
+      this.#insertGroup.run(
+        this.publisher,
+        group.key,
+        JSON.stringify(group.location),
+        group.provider ? JSON.stringify(group.provider) : null,
+        group.isVirtual ? 1 : 0,
+      ).lastInsertRowid,
+    )
+    for (const npi of group.npis) this.#insertNpi.run(npi, id)
+    this.#groupIds.set(group.key, id)
+    return id
+  }
+
+  /** The series of a schedule with a slot's own attributes; one row per distinct combination. */
+  seriesId(schedule: ScheduleModel, attributes: SeriesAttributes): number {
+    // Most slots inherit their schedule's service types: only a slot's own list needs serialising.
+    const ownTypes =
+      attributes.serviceTypes === schedule.serviceTypes ? '' : JSON.stringify(attributes.serviceTypes)
+    const signature = `${schedule.id}\u0000${ownTypes}\u0000${attributes.appointmentType ?? ''}\u0000${attributes.accepting ?? ''}`
+    const known = this.#seriesIds.get(signature)
+    if (known !== undefined) return known
+    const { group } = schedule
+    const id = Number(
+      this.#insertSeries.run(
+        this.#groupId(group),
+        this.publisher,
+        group.location.city ?? null,
+        group.location.state ?? null,
+        group.isVirtual ? 1 : 0,
+        schedule.id,
+        JSON.stringify(attributes.serviceTypes),
+        JSON.stringify(schedule.specialties),
+        attributes.appointmentType,
+        attributes.accepting,
+      ).lastInsertRowid,
+    )
+    for (const coding of attributes.serviceTypes) this.#insertCode.run('s', coding.code, token(coding), id)
+    for (const coding of schedule.specialties) this.#insertCode.run('p', coding.code, token(coding), id)
+    this.#seriesIds.set(signature, id)
+    return id
+  }
+
+  /** False when the feed repeats a slot it already gave (same id, schedule, status and start). */
+  insertSlot(seriesId: number, slot: SlotRow): boolean {
+    const { changes } = this.#insertSlot.run(
+      seriesId,
+      slot.status,
+      slot.startMs,
+      slot.id,
+      slot.endMs,
+      slot.bookingLink,
+      slot.bookingPhone,
+      slot.capacity,
+    )
+    if (changes === 0) return false
+    this.written++
+    this.#seriesSlots.set(seriesId, (this.#seriesSlots.get(seriesId) ?? 0) + 1)
+    return true
+  }
+
+  /** Records each series' slot count, which search uses to pick its plan; call once all slots are in. */
+  finish(): void {
+    const update = this.db.prepare('UPDATE sched_series SET slot_count = ? WHERE id = ?')
+    for (const [id, count] of this.#seriesSlots) update.run(count, id)
+  }
+}

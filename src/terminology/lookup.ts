@@ -1,0 +1,166 @@
+import type { EndpointResponse, Services } from '../api/endpoint.js'
+import type { Coding } from '../api/params.js'
+import { ApiError } from '../http/errors.js'
+import { type Parameters, type ParametersParameter, parameters, valued } from './parameters.js'
+import { forward, query } from './remote.js'
+import { resolveCodeSystem } from './sources.js'
+import {
+  type CodeSystemRow,
+  type ConceptRow,
+  childrenOf,
+  conceptProperties,
+  findConcept,
+  parentsOf,
+} from './store.js'
+
+export interface LookupInput {
+  system?: string
+  code?: string
+  version?: string
+  coding?: Coding
+  property?: string[]
+}
+
+/** Properties every code system answers, beside the ones it declares. */
+const STANDARD_PROPERTIES = ['parent', 'child', 'definition', 'designation', 'display', 'inactive']
+
+/** The coding asked about, from `system` + `code` or from `coding`; the endpoint rules made one present. */
+export function askedCoding(input: LookupInput): { system: string; code: string; version?: string } {
+  if (input.coding) {
+    return {
+      system: input.coding.system as string,
+      code: input.coding.code,
+      version: input.coding.version ?? input.version,
+    }
+  }
+  return { system: input.system as string, code: input.code as string, version: input.version }
+}
+
+function propertyParts(code: string, type: string, value: unknown): ParametersParameter {
+  return {
+    name: 'property',
+    part: [
+      { name: 'code', valueCode: code },
+      { name: 'value', [`value${type}`]: value },
+    ],
+  }
+}
+
+function designationParameters(concept: ConceptRow): ParametersParameter[] {
+  return (concept.designations ?? []).map((raw) => {
+    const designation = raw as { language?: string; use?: unknown; value?: string }
+    return {
+      name: 'designation',
+      part: [
+        ...valued('language', 'Code', designation.language),
+        ...valued('use', 'Coding', designation.use),
+        ...valued('value', 'String', designation.value),
+      ],
+    }
+  })
+}
+
+function requestedProperties(
+  services: Services,
+  system: CodeSystemRow,
+  concept: ConceptRow,
+  wanted: string[],
+) {
+  const out: ParametersParameter[] = []
+  const own = conceptProperties(services.db, system.id, concept.code)
+  for (const name of wanted) {
+    switch (name) {
+      case 'parent':
+        for (const parent of parentsOf(services.db, system.id, concept.code))
+          out.push(propertyParts(name, 'Code', parent))
+        break
+      case 'child':
+        for (const child of childrenOf(services.db, system.id, concept.code))
+          out.push(propertyParts(name, 'Code', child))
+        break
+      case 'definition':
+        if (concept.definition !== null) out.push(propertyParts(name, 'String', concept.definition))
+        break
+      case 'display':
+        out.push(propertyParts(name, 'String', concept.display ?? concept.code))
+        break
+      case 'inactive':
+        out.push(propertyParts(name, 'Boolean', concept.status !== 'active'))
+        break
+      case 'designation':
+        out.push(...designationParameters(concept))
+        break
+      default:
+        for (const value of own)
+          if (value.property === name) out.push(propertyParts(name, value.type, value.value))
+    }
+  }
+  return out
+}
+
+/** Unknown property names are refused, naming the ones this code system has. */
+function checkProperties(system: CodeSystemRow, wanted: string[]): void {
+  const known = new Set([...STANDARD_PROPERTIES, ...system.properties.map((p) => p.code)])
+  const unknown = wanted.filter((name) => !known.has(name))
+  if (unknown.length === 0) return
+  throw ApiError.invalid(
+    unknown.map((name) => ({
+      path: ['property'],
+      message: `Code system ${system.url} has no property "${name}"; it has ${[...known].join(', ')}`,
+    })),
+  )
+}
+
+export function lookupLocal(
+  services: Services,
+  system: CodeSystemRow,
+  code: string,
+  wanted: string[],
+  codeParameter: string,
+): Parameters {
+  checkProperties(system, wanted)
+  const concept = findConcept(services.db, system.id, code)
+  if (!concept) {
+    throw new ApiError(404, {
+      detail: `Code "${code}" is not in ${system.url} (release ${system.version}).`,
+      issues: [{ path: [codeParameter], message: `Unknown code "${code}" in ${system.url}` }],
+    })
+  }
+  return parameters([
+    { name: 'code', valueCode: concept.code },
+    { name: 'system', valueString: system.url },
+    { name: 'name', valueString: system.title ?? system.name ?? system.url },
+    { name: 'version', valueString: system.version },
+    { name: 'display', valueString: concept.display ?? concept.code },
+    { name: 'status', valueCode: concept.status },
+    ...(concept.abstract ? [{ name: 'abstract', valueBoolean: true }] : []),
+    ...requestedProperties(services, system, concept, wanted),
+  ])
+}
+
+/** CodeSystem/$lookup: from the store, or forwarded to the system's own source. */
+export async function lookup(
+  services: Services,
+  input: LookupInput,
+  signal: AbortSignal,
+): Promise<EndpointResponse> {
+  const asked = askedCoding(input)
+  const codeParameter = input.coding ? 'coding' : 'code'
+  const resolved = resolveCodeSystem(
+    services,
+    asked.system,
+    asked.version,
+    input.coding ? 'coding' : 'system',
+  )
+  const wanted = input.property ?? []
+  if (resolved.kind === 'local') {
+    return { body: lookupLocal(services, resolved.system, asked.code, wanted, codeParameter) }
+  }
+  const search = query([
+    ['system', asked.system],
+    ['code', asked.code],
+    ['version', asked.version],
+    ...wanted.map((name): [string, string] => ['property', name]),
+  ])
+  return forward(resolved.source, { path: `CodeSystem/$lookup?${search}`, signal }, 'Parameters')
+}

@@ -1,0 +1,204 @@
+import { setTimeout as wait } from 'node:timers/promises'
+import { type Dispatcher, request } from 'undici'
+import { ApiError } from '../http/errors.js'
+
+/** What a source said when it did answer: a 2xx, or a 404/410 (the record does not exist there). */
+export interface UpstreamAnswer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: unknown
+}
+
+export interface UpstreamRequest {
+  method?: 'GET' | 'POST'
+  /** Relative to the source's base (`CodeSystem/$lookup?…`), or an absolute URL on the source's origin. */
+  path: string
+  /** Sent as JSON. */
+  body?: unknown
+  /** The caller's budget (e.g. a batch's 60 s); when it runs out the answer is 504. */
+  signal?: AbortSignal
+}
+
+export interface UpstreamOptions {
+  /** Base URL of the remote FHIR server. */
+  baseUrl: string
+  /** Names the source in error details, e.g. `the directory source`. */
+  name: string
+  /** Per attempt. */
+  timeoutMs?: number
+  /** The short wait before the one retry, when the source named no time of its own. */
+  retryDelayMs?: number
+  /** A source asking to wait longer than this is not retried: the caller is told to come back later. */
+  maxRetryAfterMs?: number
+  headers?: Record<string, string>
+  dispatcher?: Dispatcher
+  /** Injected in tests so that retries and Retry-After waits cost no wall time. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
+  now?: () => number
+}
+
+/** What deployments and tests may adjust on every source client (timeouts, retry waits). */
+export type UpstreamTuning = Pick<UpstreamOptions, 'timeoutMs' | 'retryDelayMs' | 'sleep'>
+
+type Failure =
+  | { kind: 'throttled'; retryAfterMs: number | undefined }
+  | { kind: 'timeout' }
+  | { kind: 'failed'; detail: string; transient: boolean }
+
+type Attempt = { ok: true; answer: UpstreamAnswer } | { ok: false; failure: Failure }
+
+const ANSWER_STATUSES = new Set([404, 410])
+/** Statuses a second try can change; any other refusal is final and answered 502 at once. */
+const TRANSIENT_STATUSES = new Set([408, 500, 502, 503, 504])
+/** The shortest `Retry-After` we hand our own caller for a throttling source, as the spec's 503 row says. */
+const MIN_THROTTLED_RETRY_AFTER_S = 2
+
+/**
+ * A remote FHIR server as a source of answers, with the spec's upstream rules in one place: one retry after a
+ * short wait (or after the source's own `Retry-After` when that is 5 s or less), then 502 for a refusal, a
+ * failure or an unreadable answer, 503 `throttled` with `Retry-After` for rate limiting, 504 for no answer in
+ * time. It never turns a failure into an empty answer: it either returns what the source said or throws.
+ */
+export class UpstreamSource {
+  readonly baseUrl: string
+  readonly #origin: string
+  readonly #options: Required<Omit<UpstreamOptions, 'dispatcher' | 'headers'>> &
+    Pick<UpstreamOptions, 'dispatcher' | 'headers'>
+
+  constructor(options: UpstreamOptions) {
+    this.baseUrl = `${options.baseUrl.replace(/\/+$/, '')}/`
+    this.#origin = new URL(this.baseUrl).origin
+    this.#options = {
+      timeoutMs: 10_000,
+      retryDelayMs: 250,
+      maxRetryAfterMs: 5_000,
+      sleep: (ms, signal) => wait(ms, undefined, { signal }),
+      now: Date.now,
+      ...options,
+    }
+  }
+
+  /** The absolute URL of a path on this source; refuses links that leave the source's origin. */
+  resolve(path: string): URL {
+    const url = new URL(path, this.baseUrl)
+    if (url.origin !== this.#origin) {
+      throw new ApiError(502, { detail: `${this.#options.name} sent a link outside itself.` })
+    }
+    return url
+  }
+
+  async fetchJson(call: UpstreamRequest): Promise<UpstreamAnswer> {
+    const url = this.resolve(call.path)
+    const first = await this.#attempt(url, call)
+    if (first.ok) return first.answer
+    const delay = this.#retryDelay(first.failure)
+    if (delay === undefined) throw this.#toError(first.failure)
+    try {
+      await this.#options.sleep(delay, call.signal)
+    } catch {
+      throw this.#outOfTime()
+    }
+    const second = await this.#attempt(url, call)
+    if (second.ok) return second.answer
+    throw this.#toError(second.failure)
+  }
+
+  #retryDelay(failure: Failure): number | undefined {
+    if (failure.kind === 'throttled') {
+      const asked = failure.retryAfterMs ?? this.#options.retryDelayMs
+      return asked <= this.#options.maxRetryAfterMs ? asked : undefined
+    }
+    if (failure.kind === 'failed' && !failure.transient) return undefined
+    return this.#options.retryDelayMs
+  }
+
+  async #attempt(url: URL, call: UpstreamRequest): Promise<Attempt> {
+    if (call.signal?.aborted) throw this.#outOfTime()
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs)
+    const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout
+    const hasBody = call.body !== undefined
+    try {
+      const response = await request(url, {
+        method: call.method ?? (hasBody ? 'POST' : 'GET'),
+        headers: {
+          accept: 'application/fhir+json',
+          ...(hasBody ? { 'content-type': 'application/fhir+json' } : {}),
+          ...this.#options.headers,
+        },
+        body: hasBody ? JSON.stringify(call.body) : undefined,
+        signal,
+        dispatcher: this.#options.dispatcher,
+      })
+      const { statusCode: status, headers } = response
+      if (status === 429 || (status === 503 && headers['retry-after'] !== undefined)) {
+        await response.body.dump()
+        return { ok: false, failure: { kind: 'throttled', retryAfterMs: this.#retryAfterMs(headers) } }
+      }
+      if (!(status >= 200 && status < 300) && !ANSWER_STATUSES.has(status)) {
+        await response.body.dump()
+        return {
+          ok: false,
+          failure: {
+            kind: 'failed',
+            detail: `${this.#options.name} answered ${status}.`,
+            transient: TRANSIENT_STATUSES.has(status),
+          },
+        }
+      }
+      const text = await response.body.text()
+      try {
+        return { ok: true, answer: { status, headers, body: JSON.parse(text) } }
+      } catch {
+        return {
+          ok: false,
+          failure: { kind: 'failed', detail: `${this.#options.name} answered unreadably.`, transient: true },
+        }
+      }
+    } catch (error) {
+      if (call.signal?.aborted) throw this.#outOfTime()
+      if (timeout.aborted) return { ok: false, failure: { kind: 'timeout' } }
+      const reason = (error as Error).message || 'connection failed'
+      return {
+        ok: false,
+        failure: {
+          kind: 'failed',
+          detail: `${this.#options.name} could not be reached (${reason}).`,
+          transient: true,
+        },
+      }
+    }
+  }
+
+  /** Delta-seconds or an HTTP date; anything else is treated as unstated. */
+  #retryAfterMs(headers: UpstreamAnswer['headers']): number | undefined {
+    const raw = headers['retry-after']
+    const value = Array.isArray(raw) ? raw[0] : raw
+    if (value === undefined) return undefined
+    if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
+    const date = Date.parse(value)
+    return Number.isNaN(date) ? undefined : Math.max(0, date - this.#options.now())
+  }
+
+  #outOfTime(): ApiError {
+    return new ApiError(504, { detail: `${this.#options.name} did not answer in time.` })
+  }
+
+  #toError(failure: Failure): ApiError {
+    switch (failure.kind) {
+      case 'throttled': {
+        const seconds = Math.max(MIN_THROTTLED_RETRY_AFTER_S, Math.ceil((failure.retryAfterMs ?? 0) / 1000))
+        return new ApiError(503, {
+          detail: `${this.#options.name} is limiting requests; retry after ${seconds} seconds.`,
+          fhirCode: 'throttled',
+          headers: { 'Retry-After': String(seconds) },
+        })
+      }
+      case 'timeout':
+        return new ApiError(504, {
+          detail: `${this.#options.name} did not answer within ${this.#options.timeoutMs} ms, twice.`,
+        })
+      case 'failed':
+        return new ApiError(502, { detail: failure.detail })
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import { once } from 'node:events'
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ImportError, importDirectory } from '../src/directory/importer.js'
+import { resolveSources } from '../src/directory/sources.js'
+import { runCli } from './support/cli.js'
+import { fixture, PLAN_NET } from './support/directory.js'
+import { bearer, startTestServer, type TestServer } from './support/harness.js'
+
+const ZST = fileURLToPath(new URL('./fixtures/directory/Endpoint.ndjson.zst', import.meta.url))
+const BASE = '/v1/fhir/r4'
+
+let t: TestServer
+beforeAll(async () => {
+  t = await startTestServer({ plan: 'scale' })
+})
+afterAll(() => t.close())
+
+const get = (path: string) => t.get(`${BASE}/${path}`, bearer(t.key))
+const importInto = async (inputs: string[]) => importDirectory(t.server.db, await resolveSources(inputs))
+const staging = () =>
+  t.server.db
+    .prepare("SELECT name FROM sqlite_schema WHERE name LIKE '%\\_\\_r%' ESCAPE '\\' AND type = 'table'")
+    .all()
+
+describe('svc import directory', () => {
+  it('imports the Plan-Net release from the CLI with a summary per resource type', async () => {
+    const result = await runCli(['import', 'directory', PLAN_NET, '--db', t.dbPath, '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    const summary = JSON.parse(result.stdout)
+    for (const type of ['Practitioner', 'PractitionerRole', 'Organization', 'Location', 'Endpoint']) {
+      expect(summary.types[type]).toEqual({ imported: fixture(type).length, skipped: 0 })
+    }
+    expect(summary.ignored).toEqual({ InsurancePlan: fixture('InsurancePlan').length })
+    const human = await runCli(['import', 'directory', join(PLAN_NET, 'Endpoint.ndjson'), '--db', t.dbPath])
+    expect(human.stdout).toMatch(/Endpoint\s+40\s+0/)
+    expect(human.stdout).toMatch(/Release \d+ is live: 40 resources/)
+    const missing = await runCli(['import', 'directory', join(t.dir, 'nope.ndjson'), '--db', t.dbPath])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/nope\.ndjson: no such file/)
+  })
+
+  it('reads gzip, zstd and JSON Bundles, and reports each bad line with file and line', async () => {
+    const lines = readFileSync(join(PLAN_NET, 'Practitioner.ndjson'), 'utf8').trim().split('\n').slice(0, 5)
+    const duplicate = lines[1] as string
+    const body = [
+      lines[0],
+      '{not json',
+      lines[1],
+      '',
+      '{"resourceType":"Practitioner","id":"bad id!"}',
+      duplicate,
+      '[1]',
+      lines[2],
+    ]
+    const gz = join(t.dir, 'Practitioner.ndjson.gz')
+    writeFileSync(gz, gzipSync(`${body.join('\r\n')}\n`))
+    const bundle = join(t.dir, 'orgs.json')
+    const orgs = fixture('Organization').slice(0, 2)
+    writeFileSync(
+      bundle,
+      JSON.stringify({
+        resourceType: 'Bundle',
+        type: 'collection',
+        entry: [...orgs.map((resource) => ({ resource })), {}],
+      }),
+    )
+    const summary = await importInto([gz, ZST, bundle])
+    expect(summary.types.Practitioner).toEqual({ imported: 3, skipped: 1 })
+    expect(summary.types.Endpoint.imported).toBe(fixture('Endpoint').length)
+    expect(summary.types.Organization.imported).toBe(2)
+    expect(summary.problems.map((p) => [p.source, p.line, p.message.split(' ')[0]])).toEqual([
+      [gz, 2, 'not'],
+      [gz, 5, 'Practitioner.id'],
+      [gz, 6, 'duplicate'],
+      [gz, 7, 'not'],
+      [bundle, 3, 'Bundle'],
+    ])
+    expect((await get(`Organization/${orgs[0].id}`)).json).toEqual(orgs[0])
+    expect((await get(`Practitioner/${JSON.parse(lines[2] as string).id}`)).status).toBe(200)
+  })
+
+  it('replaces the previous release whole, and a cursor of the old release no longer pages', async () => {
+    await importInto([PLAN_NET])
+    const first = await get('Practitioner?name=a&_count=2')
+    const nextUrl = first.json.link.find((l: any) => l.relation === 'next').url as string
+    const summary = await importInto([join(PLAN_NET, 'Endpoint.ndjson')])
+    expect(summary.imported).toBe(fixture('Endpoint').length)
+    expect((await get('Practitioner?name=a')).json.entry).toEqual([])
+    const stale = await t.get(nextUrl.replace(t.url, ''), bearer(t.key))
+    expect(stale.status).toBe(400)
+    expect(stale.json.issue[0].expression).toEqual(['page'])
+  })
+
+  it('keeps the previous release when a source fails midway, leaving no staging tables behind', async () => {
+    await importInto([PLAN_NET])
+    const before = (await get('OrganizationAffiliation?network=plannet-network-HPID010000&_summary=count'))
+      .json.total
+    const whole = gzipSync(readFileSync(join(PLAN_NET, 'Practitioner.ndjson')))
+    const truncated = join(t.dir, 'truncated.ndjson.gz')
+    writeFileSync(truncated, whole.subarray(0, whole.length / 2))
+    copyFileSync(join(PLAN_NET, 'Endpoint.ndjson'), join(t.dir, 'Endpoint.ndjson'))
+    await expect(importInto([join(t.dir, 'Endpoint.ndjson'), truncated])).rejects.toBeInstanceOf(ImportError)
+
+    const server = createServer((_request, response) => {
+      response.statusCode = 404
+      response.end()
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/Practitioner.ndjson`
+    await expect(importInto([join(t.dir, 'Endpoint.ndjson'), url])).rejects.toThrow(/answered HTTP 404/)
+    server.close()
+    await expect(importInto([join(t.dir, 'orgs.json'), join(t.dir, 'nothing.ndjson')])).rejects.toThrow(
+      /no such file/,
+    )
+
+    expect(
+      (await get('OrganizationAffiliation?network=plannet-network-HPID010000&_summary=count')).json.total,
+    ).toBe(before)
+    expect((await get('Practitioner?name=a')).json.entry.length).toBeGreaterThan(0)
+    expect(staging()).toEqual([])
+    const states = t.server.db
+      .prepare('SELECT state FROM directory_releases ORDER BY id DESC LIMIT 3')
+      .pluck()
+      .all()
+    expect(states).toEqual(['failed', 'failed', 'active'])
+  })
+
+  it('imports from http(s) URLs', async () => {
+    const server = createServer((request, response) => {
+      response.end(readFileSync(join(PLAN_NET, (request.url ?? '/').slice(1))))
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const summary = await importInto([`${base}/Location.ndjson`, `${base}/Organization.ndjson`])
+      expect(summary.types.Location.imported).toBe(fixture('Location').length)
+      expect(summary.types.Organization.imported).toBe(fixture('Organization').length)
+    } finally {
+      server.close()
+    }
+  })
+})
