@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { listKeys } from '../src/accounts/keys.js'
+import { createKey, listKeys } from '../src/accounts/keys.js'
+import { createOrganization } from '../src/accounts/orgs.js'
 import { liveDatabasePath, openLiveStore } from '../src/db/live.js'
 import { LIVE_MIGRATIONS } from '../src/db/liveMigrations.js'
 import { migrate, schemaVersion } from '../src/db/migrate.js'
@@ -226,6 +227,32 @@ describe('a long write on the main file', () => {
     } finally {
       await importer.release()
     }
+  })
+})
+
+describe('a locked live file', () => {
+  it('holds up only the requests that must take a lease, not the event loop', async () => {
+    t = await startTestServer({ busyTimeoutMs: 5000, plan: 'scale' })
+    // acme now holds a lease of (3,000 - 0) / 16 = 187 units: its next requests need no write.
+    expect((await t.get('/v1/scheduling/publishers', bearer(t.key))).status).toBe(200)
+    createOrganization(t.server.db, { slug: 'beta' })
+    const beta = createKey(t.server.db, { org: 'beta' }).key
+    const other = new Database(liveDatabasePath(t.dbPath))
+    other.exec('BEGIN IMMEDIATE')
+    let waiting: Promise<{ status: number }> | undefined
+    try {
+      waiting = t.get('/v1/scheduling/publishers', bearer(beta))
+      const started = performance.now()
+      for (let i = 0; i < 5; i++) {
+        expect((await t.get('/v1/scheduling/publishers', bearer(t.key))).status).toBe(200)
+      }
+      // SQLite's busy handler would have stopped the event loop for as long as the lock is held.
+      expect(performance.now() - started).toBeLessThan(1000)
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    expect((await waiting)?.status).toBe(200)
   })
 })
 

@@ -66,8 +66,15 @@ const leased = (period: string) =>
     .pluck()
     .get(orgId, period) as number
 
+/** A reserve on a connection with a busy timeout, as these counters have: never a promise. */
+function reserve(counter: UsageCounter, plan = DEVELOPER): ReserveResult {
+  const result = counter.reserve(orgId, plan)
+  if (result instanceof Promise) throw new Error('the reserve waited for the live file')
+  return result
+}
+
 function reserveMany(counter: UsageCounter, times: number, plan = DEVELOPER): ReserveResult[] {
-  return Array.from({ length: times }, () => counter.reserve(orgId, plan))
+  return Array.from({ length: times }, () => reserve(counter, plan))
 }
 const okCount = (results: ReserveResult[]) => results.filter((result) => result.ok).length
 
@@ -93,7 +100,7 @@ describe('two processes sharing the counters', () => {
     }
     let allowed = 0
     for (let i = 0; i < 200; i++) {
-      const result = (coin() ? a : b).reserve(orgId, DEVELOPER)
+      const result = reserve(coin() ? a : b)
       if (result.ok) allowed++
       else {
         expect(result.scope).toBe('minute')
@@ -108,15 +115,15 @@ describe('two processes sharing the counters', () => {
     expect(leased(minute()) + leased('M:2026-11')).toBe(0)
   })
 
-  it('give another process the units one leased and did not use once it settles or stops', () => {
+  it('give another process the units one leased and did not use once it settles or stops', async () => {
     const a = processCounter()
     const b = processCounter()
-    expect(a.reserve(orgId, DEVELOPER).ok).toBe(true) // leases 3, uses 1
+    expect(reserve(a).ok).toBe(true) // leases 3, uses 1
     expect(leased(minute())).toBe(3)
     const first = reserveMany(b, 60)
     expect(okCount(first)).toBe(57)
     expect(first.at(-1)).toMatchObject({ ok: false, scope: 'minute', retryAfterSeconds: 30 })
-    a.stop()
+    await a.stop()
     const second = reserveMany(b, 5)
     expect(okCount(second)).toBe(2)
     b.settle()
@@ -147,13 +154,52 @@ describe('two processes sharing the counters', () => {
   })
 })
 
+describe('a locked live file', () => {
+  /** A counter as the server has it: busy_timeout 0, waiting for the lock itself. */
+  function serverCounter(busyTimeoutMs = 2000): UsageCounter {
+    const live = openLiveStore({ db: join(dir, 'svc.db') })
+    live.pragma('busy_timeout = 0')
+    opened.push(live)
+    return new UsageCounter(live, clock, { busyTimeoutMs })
+  }
+
+  it('makes a lease wait without holding the event loop, one wait per organization', async () => {
+    const a = serverCounter()
+    const other = openLiveStore({ db: join(dir, 'svc.db') })
+    opened.push(other)
+    other.exec('BEGIN IMMEDIATE')
+    const first = a.reserve(orgId, DEVELOPER)
+    const second = a.reserve(orgId, DEVELOPER)
+    expect(first).toBeInstanceOf(Promise)
+    expect(second).toBeInstanceOf(Promise)
+    other.exec('ROLLBACK')
+    expect(await first).toMatchObject({ ok: true })
+    expect(await second).toMatchObject({ ok: true })
+    // One lease served both.
+    expect(leased(minute())).toBe(3)
+  })
+
+  it('gives up with SQLITE_BUSY once the lock is held past busyTimeoutMs', async () => {
+    const a = serverCounter(30)
+    const other = openLiveStore({ db: join(dir, 'svc.db') })
+    opened.push(other)
+    other.exec('BEGIN IMMEDIATE')
+    try {
+      await expect(a.reserve(orgId, DEVELOPER)).rejects.toMatchObject({ code: 'SQLITE_BUSY' })
+    } finally {
+      other.exec('ROLLBACK')
+    }
+    expect(await a.reserve(orgId, DEVELOPER)).toMatchObject({ ok: true })
+  })
+})
+
 describe('a lease', () => {
   it('ends with its minute: used units count in their own minute', () => {
     const a = processCounter()
     const first = minute()
     expect(okCount(reserveMany(a, 5))).toBe(5)
     now = Date.parse('2026-11-21T10:01:00Z')
-    expect(a.reserve(orgId, DEVELOPER).ok).toBe(true)
+    expect(reserve(a).ok).toBe(true)
     expect(counted(first)).toBe(5)
     expect(leased(first)).toBe(0)
     a.settle()
@@ -167,7 +213,7 @@ describe('a lease', () => {
     for (const result of results.slice(0, 2)) if (result.ok) a.refund(result.reservation)
     a.settle()
     expect(counted(minute())).toBe(1)
-    const late = a.reserve(orgId, DEVELOPER)
+    const late = reserve(a)
     a.settle()
     expect(counted(minute())).toBe(2)
     if (late.ok) a.refund(late.reservation)
@@ -178,7 +224,7 @@ describe('a lease', () => {
   it('is given up when the plan changes, so a downgrade does not overshoot the new plan', () => {
     const a = processCounter()
     store.live.prepare('INSERT INTO usage_counters VALUES (?, ?, 50)').run(orgId, minute())
-    expect(a.reserve(orgId, TEAM).ok).toBe(true) // a lease of (600 - 50) / 16 = 34 units
+    expect(reserve(a, TEAM).ok).toBe(true) // a lease of (600 - 50) / 16 = 34 units
     expect(leased(minute())).toBe(34)
     expect(okCount(reserveMany(a, 20, DEVELOPER))).toBe(9)
     a.settle()

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import type { Clock } from '../clock.js'
 import type { Db } from '../db/open.js'
 import { LIMITS_IN_FORCE_FROM, type Plan } from './plans.js'
@@ -45,6 +47,9 @@ export function limitReached(
   }
   return undefined
 }
+
+const isBusy = (error: unknown) =>
+  error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
 
 /** Most units one lease takes: bounds what a process holds unused, and what a crash strands. */
 export const MAX_LEASE = 256
@@ -105,12 +110,19 @@ export class UsageCounter {
   readonly #acquire: (orgId: number, plan: Plan, now: number) => ReserveResult
   readonly #settleAll: () => void
   readonly #refundCounted: (reservation: Reservation) => void
+  /** Per organization, a lease being taken while the live file is locked: later requests wait for it. */
+  readonly #waiting = new Map<number, Promise<ReserveResult>>()
   #timer: NodeJS.Timeout | undefined
 
+  /**
+   * `live` should have busy_timeout 0: when another connection (a writer thread, another process) holds the
+   * live file's lock, the counter waits for it asynchronously, up to `busyTimeoutMs`, instead of sleeping
+   * in SQLite's busy handler with the event loop stopped.
+   */
   constructor(
     live: Db,
     private readonly clock: Clock,
-    private readonly options: { settleEveryMs?: number } = {},
+    private readonly options: { settleEveryMs?: number; busyTimeoutMs?: number } = {},
   ) {
     const taken = live
       .prepare(
@@ -186,8 +198,12 @@ export class UsageCounter {
     }).immediate
   }
 
-  /** Takes one unit of the organization's allowance for a request now, or says which limit refuses it. */
-  reserve(orgId: number, plan: Plan): ReserveResult {
+  /**
+   * Takes one unit of the organization's allowance for a request now, or says which limit refuses it. A
+   * promise only when a lease must be taken while the live file is locked; rejects with SQLITE_BUSY when
+   * it stays locked past `busyTimeoutMs`.
+   */
+  reserve(orgId: number, plan: Plan): ReserveResult | Promise<ReserveResult> {
     const now = this.clock()
     const lease = this.#leases.get(orgId)
     if (
@@ -202,14 +218,47 @@ export class UsageCounter {
         reservation: { orgId, minutePeriod: lease.minutePeriod, monthPeriod: lease.monthPeriod, lease },
       }
     }
-    return this.#acquire(orgId, plan, now)
+    const waiting = this.#waiting.get(orgId)
+    if (waiting) return waiting.then(() => this.reserve(orgId, plan))
+    try {
+      return this.#acquire(orgId, plan, now)
+    } catch (error) {
+      if (!isBusy(error)) throw error
+    }
+    const acquired = this.#whenFree(() => this.#acquire(orgId, plan, this.clock())).finally(() =>
+      this.#waiting.delete(orgId),
+    )
+    this.#waiting.set(orgId, acquired)
+    return acquired
   }
 
   /** Gives back the unit of a request whose answer must not count. */
   refund(reservation: Reservation): void {
     const lease = reservation.lease
-    if (lease && !lease.settled) lease.used--
-    else this.#refundCounted(reservation)
+    if (lease && !lease.settled) {
+      lease.used--
+      return
+    }
+    try {
+      this.#refundCounted(reservation)
+    } catch (error) {
+      if (!isBusy(error)) throw error
+      // Left counted if the file stays locked: that errs against the caller, by one request.
+      this.#whenFree(() => this.#refundCounted(reservation)).catch(() => undefined)
+    }
+  }
+
+  /** Runs `write` once the live file's lock is free, retrying with short waits up to `busyTimeoutMs`. */
+  async #whenFree<T>(write: () => T): Promise<T> {
+    const deadline = Date.now() + (this.options.busyTimeoutMs ?? 5000)
+    for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 25)) {
+      await sleep(waitMs)
+      try {
+        return write()
+      } catch (error) {
+        if (!isBusy(error) || Date.now() >= deadline) throw error
+      }
+    }
   }
 
   /** Writes every lease's used units into the counters and returns the unused ones. */
@@ -228,10 +277,16 @@ export class UsageCounter {
     this.#timer.unref()
   }
 
-  stop(): void {
+  /** Stops the timer and settles every lease, waiting for the live file's lock if need be. */
+  async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer)
     this.#timer = undefined
-    this.settle()
+    try {
+      this.settle()
+    } catch (error) {
+      if (!isBusy(error)) throw error
+      await this.#whenFree(() => this.settle())
+    }
   }
 }
 

@@ -27,7 +27,7 @@ export interface AppOptions {
   /** Where unexpected faults are reported (never with request secrets). */
   onInternalError?: (error: unknown) => void
   requestLog?: { flushEveryMs?: number; busyTimeoutMs?: number }
-  usage?: { settleEveryMs?: number }
+  usage?: { settleEveryMs?: number; busyTimeoutMs?: number }
   /** Settings of every remote source client (timeouts, retry waits); tests shorten them. */
   upstream?: UpstreamTuning
   /** A FHIR batch's running-time budget; 60 s unless a test shortens it. */

@@ -34,6 +34,9 @@ export async function startServer(
 ): Promise<RunningServer> {
   const store = openStore(config, { busyTimeoutMs: options.busyTimeoutMs })
   const { db, live } = store
+  // The usage counter waits for the live file's lock asynchronously; SQLite's busy handler would sleep
+  // with the event loop stopped (src/accounts/usage.ts).
+  live.pragma('busy_timeout = 0')
   // Reference terminology is loaded before the first request, so no answer depends on a load in progress.
   ensureBundledTerminology(db, clock())
   // Listen before building the app so links derived from a port-0 config name the bound port.
@@ -48,6 +51,7 @@ export async function startServer(
     config: effective,
     clock,
     requestLog: { flushEveryMs: options.requestLogFlushMs, busyTimeoutMs: options.busyTimeoutMs },
+    usage: { busyTimeoutMs: options.busyTimeoutMs },
     upstream: options.upstream,
     batchBudgetMs: options.batchBudgetMs,
   })
@@ -68,8 +72,9 @@ export async function startServer(
     async close() {
       server.closeIdleConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      app.usage.stop()
+      // The log's writer thread first, so that settling the leases does not wait for its lock.
       await app.requestLog.stop()
+      await app.usage.stop().catch(() => undefined)
       store.close()
     },
   }
