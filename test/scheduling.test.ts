@@ -265,6 +265,17 @@ describe('grouped search', () => {
     expect(smith.acceptingPatients).toBeUndefined() // its slots declare different codes
   })
 
+  it('counts the same whether from now (by subtraction) or from an explicit moment (by index range)', async () => {
+    const now = new Date(server.now()).toISOString()
+    for (const filter of ['', 'state=MA', 'npi=1234567893', 'status=busy', 'serviceTypeCode=57,124']) {
+      for (const listing of ['slots', 'provider-locations']) {
+        const fromNow = await api(`/v1/scheduling/${listing}?${filter}&limit=100`)
+        const explicit = await api(`/v1/scheduling/${listing}?${filter}&limit=100&startAfter=${now}`)
+        expect(explicit).toEqual(fromNow)
+      }
+    }
+  })
+
   it('serves the older actor cards with the same groups and keys', async () => {
     const groups = await api('/v1/scheduling/provider-locations?publisher=stu1&limit=2&offset=1')
     const cards = await api('/v1/scheduling/actors?publisher=stu1&limit=2&offset=1')

@@ -242,6 +242,7 @@ export function readBookingPhone(extensions: Map<string, Json[]>): string | unde
   return asString(extension.valueString)
 }
 
+const STRICT_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/
 const LENIENT_TIMESTAMP =
   /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/
 
@@ -251,6 +252,8 @@ const LENIENT_TIMESTAMP =
  */
 export function parseLenientTimestamp(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined
+  // Most feeds write full UTC instants; Date.parse reads those exactly, without the regex below.
+  if (STRICT_UTC.test(value)) return Date.parse(value)
   const match = value.trim().match(LENIENT_TIMESTAMP)
   if (!match) return undefined
   const [, date, hour, minute, second = '00', fraction = '', zone = 'Z'] = match

@@ -61,7 +61,15 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
         specialties TEXT NOT NULL,    -- JSON [{system, code, display}]: the provider's and the schedule's
         appointment_type TEXT,
         accepting TEXT,               -- patient-type code, NULL when the feed declares none
-        slot_count INTEGER NOT NULL DEFAULT 0  -- for choosing a query plan by the size of a match set
+        group_key TEXT NOT NULL,
+        -- Slots per status (free, busy, busy-unavailable, busy-tentative): a default search (from now on)
+        -- counts by subtracting the few past slots from these, and picks its plan by their size.
+        free_count INTEGER NOT NULL DEFAULT 0,
+        busy_count INTEGER NOT NULL DEFAULT 0,
+        unavailable_count INTEGER NOT NULL DEFAULT 0,
+        tentative_count INTEGER NOT NULL DEFAULT 0,
+        online INTEGER NOT NULL DEFAULT 0,  -- some slot carries a booking link
+        phone INTEGER NOT NULL DEFAULT 0    -- some slot carries a booking phone
       );
       CREATE INDEX sched_series_group ON sched_series(group_id);
       CREATE INDEX sched_series_publisher ON sched_series(publisher);

@@ -16,6 +16,8 @@ export interface SlotFilters {
   state?: string
   /** Epoch ms; slots starting at or after. */
   startAfter?: number
+  /** `startAfter` is the request's own moment (no explicit value): only a few matches lie before it. */
+  startsNow?: boolean
   /** Epoch ms; slots starting at or before. */
   startBefore?: number
   /** providerLocationKey and actorKey: each given key must match. */
@@ -111,21 +113,32 @@ function buildQuery(filters: SlotFilters): Query {
     slotParams.startBefore = filters.startBefore
   }
   return {
-    seriesSql: `SELECT r.id, r.slot_count FROM sched_series r WHERE ${series.join(' AND ')}`,
+    seriesSql: `SELECT r.id, r.group_id, r.group_key, r.${COUNT_COLUMNS[filters.status]}, r.online, r.phone
+      FROM sched_series r WHERE ${series.join(' AND ')}`,
     seriesParams: params,
     slotSql: slot.join(' AND '),
     slotParams,
   }
 }
 
+const COUNT_COLUMNS: Record<SlotStatus, string> = {
+  free: 'free_count',
+  busy: 'busy_count',
+  'busy-unavailable': 'unavailable_count',
+  'busy-tentative': 'tentative_count',
+}
+
 /** The slots table's two access paths, named so that each query says which one it walks. */
 const BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
 const BY_START = 'sched_slots_by_start' // (status, start_ms, id)
 
+type SeriesRow = [id: number, groupId: number, groupKey: string, slots: number, online: 0 | 1, phone: 0 | 1]
+
 interface SeriesMatch {
+  rows: SeriesRow[]
   /** JSON array of series ids, bound as one parameter. */
   ids: string
-  /** Slots held by those series, before the status and time filters: the size of the work. */
+  /** Slots of the asked status those series hold at any time: the size of the work. */
   slots: number
 }
 
@@ -134,11 +147,11 @@ interface SeriesMatch {
  * many slots a series set holds, so the caller picks the access path from `slots` rather than the planner.
  */
 function matchSeries(db: Db, query: Query): SeriesMatch | undefined {
-  const rows = cachedStatement(db, query.seriesSql).raw().all(query.seriesParams) as [number, number][]
+  const rows = cachedStatement(db, query.seriesSql).raw().all(query.seriesParams) as SeriesRow[]
   if (rows.length === 0) return undefined
   let slots = 0
-  for (const row of rows) slots += row[1]
-  return { ids: JSON.stringify(rows.map((row) => row[0])), slots }
+  for (const row of rows) slots += row[3]
+  return { rows, ids: JSON.stringify(rows.map((row) => row[0])), slots }
 }
 
 const servedSlots = (db: Db) =>
@@ -151,6 +164,84 @@ const servedSlots = (db: Db) =>
 function slotPath(db: Db, match: SeriesMatch, page: Page): string {
   const all = servedSlots(db)
   return match.slots * match.slots > (page.offset + page.limit) * all ? BY_START : BY_SERIES
+}
+
+/**
+ * A search from a moment on with no end (the default: from now) matches a series' slots of that status
+ * minus the few that started before: counting those is cheap whatever the number of matches.
+ */
+const countsByComplement = (filters: SlotFilters) =>
+  filters.startBefore === undefined && (filters.startAfter === undefined || filters.startsNow === true)
+
+/** Matches per series (zero-match series omitted), each with its soonest start. */
+function seriesStats(
+  db: Db,
+  query: Query,
+  match: SeriesMatch,
+  filters: SlotFilters,
+): Map<number, { count: number; next: number }> {
+  const params = { ...query.slotParams, ids: match.ids }
+  const stats = new Map<number, { count: number; next: number }>()
+  if (!countsByComplement(filters)) {
+    const rows = cachedStatement(
+      db,
+      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_SERIES}
+       WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${query.slotSql} GROUP BY t.series_id`,
+    )
+      .raw()
+      .all(params) as [number, number, number][]
+    for (const [id, count, next] of rows) stats.set(id, { count, next })
+    return stats
+  }
+  const past = pastCounts(db, params, filters)
+  const nexts = cachedStatement(
+    db,
+    `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${BY_SERIES}
+                      WHERE t.series_id = j.value AND ${query.slotSql} ORDER BY t.start_ms LIMIT 1)
+     FROM json_each(@ids) j`,
+  )
+    .raw()
+    .all(params) as [number, number | null][]
+  const slots = new Map(match.rows.map((row) => [row[0], row[3]]))
+  for (const [id, next] of nexts) {
+    const count = (slots.get(id) ?? 0) - (past.get(id) ?? 0)
+    if (next !== null && count > 0) stats.set(id, { count, next })
+  }
+  return stats
+}
+
+/** Slots of the asked status that started before `startAfter`, per series. */
+function pastCounts(
+  db: Db,
+  params: Record<string, string | number>,
+  filters: SlotFilters,
+): Map<number, number> {
+  if (filters.startAfter === undefined) return new Map()
+  const rows = cachedStatement(
+    db,
+    `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
+     WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND t.status = @status AND t.start_ms < @startAfter
+     GROUP BY t.series_id`,
+  )
+    .raw()
+    .all(params) as [number, number][]
+  return new Map(rows)
+}
+
+function countMatches(db: Db, query: Query, match: SeriesMatch, filters: SlotFilters) {
+  const params = { ...query.slotParams, ids: match.ids }
+  if (countsByComplement(filters)) {
+    let past = 0
+    for (const count of pastCounts(db, params, filters).values()) past += count
+    return match.slots - past
+  }
+  return cachedStatement(
+    db,
+    `SELECT count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
+     WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${query.slotSql}`,
+  )
+    .pluck()
+    .get(params) as number
 }
 
 interface SlotRowOut {
@@ -228,12 +319,7 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   if (!match) return { slots: [], total: 0 }
   const params = { ...query.slotParams, ids: match.ids }
   const members = 't.series_id IN (SELECT value FROM json_each(@ids))'
-  const total = cachedStatement(
-    db,
-    `SELECT count(*) FROM sched_slots t INDEXED BY ${BY_SERIES} WHERE ${members} AND ${query.slotSql}`,
-  )
-    .pluck()
-    .get(params) as number
+  const total = countMatches(db, query, match, filters)
   if (total <= page.offset) return { slots: [], total }
   const rows = cachedStatement(
     db,
@@ -266,29 +352,26 @@ export interface GroupMatch {
   totalSlots: number
 }
 
-interface GroupRowOut {
-  gid: number
-  n: number
-  next: number
-  online: number
-  phone: number
-  total: number
-  key: string
-  publisher: string
-  location: string
-  provider: string | null
-  is_virtual: number
-}
-
 function union(lists: Coding[][]): Coding[] {
   const seen = new Map<string, Coding>()
   for (const coding of lists.flat()) seen.set(`${coding.system ?? ''}|${coding.code}`, coding)
   return [...seen.values()]
 }
 
+interface GroupTally {
+  id: number
+  key: string
+  count: number
+  next: number
+  online: boolean
+  phone: boolean
+  series: number[]
+}
+
 /**
  * The same matches grouped by provider at a location, ordered by soonest availability then key; `total` and
- * paging count groups.
+ * paging count groups. Groups are tallied from per-series figures, so the work follows the number of series,
+ * not of slots.
  */
 export function searchGroups(
   db: Db,
@@ -298,56 +381,80 @@ export function searchGroups(
   const query = buildQuery(filters)
   const match = matchSeries(db, query)
   if (!match) return { groups: [], total: 0 }
-  const params = { ...query.slotParams, ids: match.ids }
-  const matched = `SELECT r.group_id AS gid, count(*) AS n, min(t.start_ms) AS next,
-      max(t.booking_link IS NOT NULL) AS online, max(t.booking_phone IS NOT NULL) AS phone
-    FROM sched_slots t INDEXED BY ${BY_SERIES} JOIN sched_series r ON r.id = t.series_id
-    WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${query.slotSql}
-    GROUP BY r.group_id`
-  const rows = cachedStatement(
-    db,
-    `SELECT m.*, count(*) OVER () AS total, g.key, g.publisher, g.location, g.provider, g.is_virtual
-     FROM (${matched}) m JOIN sched_groups g ON g.id = m.gid
-     ORDER BY m.next, g.key LIMIT @limit OFFSET @offset`,
-  ).all({ ...params, limit: page.limit, offset: page.offset }) as GroupRowOut[]
-  const total =
-    rows[0]?.total ?? (cachedStatement(db, `SELECT count(*) FROM (${matched})`).pluck().get(params) as number)
-  if (rows.length === 0) return { groups: [], total }
+  const stats = seriesStats(db, query, match, filters)
+  const tallies = new Map<number, GroupTally>()
+  for (const [id, groupId, key, , online, phone] of match.rows) {
+    const stat = stats.get(id)
+    if (!stat) continue
+    let tally = tallies.get(groupId)
+    if (!tally) {
+      tally = { id: groupId, key, count: 0, next: stat.next, online: false, phone: false, series: [] }
+      tallies.set(groupId, tally)
+    }
+    tally.count += stat.count
+    tally.next = Math.min(tally.next, stat.next)
+    tally.online ||= online === 1
+    tally.phone ||= phone === 1
+    tally.series.push(id)
+  }
+  const ordered = [...tallies.values()].sort((a, b) => a.next - b.next || (a.key < b.key ? -1 : 1))
+  const pageTallies = ordered.slice(page.offset, page.offset + page.limit)
+  if (pageTallies.length === 0) return { groups: [], total: ordered.length }
 
+  const details = new Map(
+    (
+      cachedStatement(
+        db,
+        `SELECT id, publisher, location, provider, is_virtual FROM sched_groups
+         WHERE id IN (SELECT value FROM json_each(@groups))`,
+      ).all({ groups: JSON.stringify(pageTallies.map((tally) => tally.id)) }) as {
+        id: number
+        publisher: string
+        location: string
+        provider: string | null
+        is_virtual: number
+      }[]
+    ).map((row) => [row.id, row]),
+  )
   // What the matching series of each group on the page declare, for the group's merged attributes.
-  const attributes = cachedStatement(
-    db,
-    `SELECT r.group_id AS gid, r.service_types, r.specialties, r.accepting FROM sched_series r
-     WHERE r.group_id IN (SELECT value FROM json_each(@groups)) AND r.id IN (SELECT value FROM json_each(@ids))
-       AND EXISTS (SELECT 1 FROM sched_slots t WHERE t.series_id = r.id AND ${query.slotSql})`,
-  ).all({ ...params, groups: JSON.stringify(rows.map((row) => row.gid)) }) as {
-    gid: number
-    service_types: string
-    specialties: string
-    accepting: AcceptingPatients | null
-  }[]
+  const attributes = new Map(
+    (
+      cachedStatement(
+        db,
+        `SELECT id, service_types, specialties, accepting FROM sched_series
+         WHERE id IN (SELECT value FROM json_each(@series))`,
+      ).all({ series: JSON.stringify(pageTallies.flatMap((tally) => tally.series)) }) as {
+        id: number
+        service_types: string
+        specialties: string
+        accepting: AcceptingPatients | null
+      }[]
+    ).map((row) => [row.id, row]),
+  )
   const summaries = new SummaryCache()
-  const groups = rows.map((row): GroupMatch => {
-    const series = attributes.filter((entry) => entry.gid === row.gid)
+  const groups = pageTallies.map((tally): GroupMatch => {
+    const detail = details.get(tally.id)
+    if (!detail) throw new Error(`group ${tally.id} vanished mid-read`)
+    const series = tally.series.flatMap((id) => attributes.get(id) ?? [])
     const accepting = new Set(series.map((entry) => entry.accepting))
     const group: GroupMatch = {
-      key: row.key,
-      publisher: row.publisher,
-      location: summaries.get<LocationSummary>(row.location),
-      isVirtual: row.is_virtual === 1,
+      key: tally.key,
+      publisher: detail.publisher,
+      location: summaries.get<LocationSummary>(detail.location),
+      isVirtual: detail.is_virtual === 1,
       serviceTypes: union(series.map((entry) => summaries.get<Coding[]>(entry.service_types))),
       specialties: union(series.map((entry) => summaries.get<Coding[]>(entry.specialties))),
-      nextAvailableStart: iso(row.next),
-      totalSlots: row.n,
+      nextAvailableStart: iso(tally.next),
+      totalSlots: tally.count,
     }
-    if (row.provider) group.provider = summaries.get<ProviderSummary>(row.provider)
+    if (detail.provider) group.provider = summaries.get<ProviderSummary>(detail.provider)
     const [only] = accepting
     if (accepting.size === 1 && only) group.acceptingPatients = only
-    if (row.online) group.bookingMethod = 'online'
-    else if (row.phone) group.bookingMethod = 'phone'
+    if (tally.online) group.bookingMethod = 'online'
+    else if (tally.phone) group.bookingMethod = 'phone'
     return group
   })
-  return { groups, total }
+  return { groups, total: ordered.length }
 }
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */

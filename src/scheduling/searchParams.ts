@@ -61,6 +61,7 @@ export function toFilters(values: FilterValues, now: number): SlotFilters {
     city: values.city,
     state: values.state,
     startAfter: time(values.startAfter) ?? (values.includePast ? undefined : now),
+    startsNow: values.startAfter === undefined && !values.includePast,
     startBefore: time(values.startBefore),
     groupKeys: [values.providerLocationKey, values.actorKey].filter((key) => key !== undefined),
   }

@@ -37,8 +37,9 @@ const token = (coding: Coding) => `${coding.system ?? ''}|${coding.code}`
  */
 export class SlotWriter {
   readonly #groupIds = new Map<string, number>()
-  readonly #seriesIds = new Map<string, number>()
-  readonly #seriesSlots = new Map<number, number>()
+  readonly #seriesIds = new Map<ScheduleModel, Map<string, number>>()
+  /** Per series: slots per status, then whether any carries a booking link, a booking phone. */
+  readonly #seriesTallies = new Map<number, [number, number, number, number, boolean, boolean]>()
   readonly #insertGroup
   readonly #insertNpi
   readonly #insertSeries
@@ -55,9 +56,9 @@ export class SlotWriter {
     )
     this.#insertNpi = db.prepare('INSERT OR IGNORE INTO sched_group_npis (npi, group_id) VALUES (?, ?)')
     this.#insertSeries = db.prepare(
-      `INSERT INTO sched_series (group_id, publisher, city, state, is_virtual,
+      `INSERT INTO sched_series (group_id, group_key, publisher, city, state, is_virtual,
          schedule_id, service_types, specialties, appointment_type, accepting)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     this.#insertCode = db.prepare(
       'INSERT OR IGNORE INTO sched_series_codes (kind, code, token, series_id) VALUES (?, ?, ?, ?)',
@@ -91,13 +92,19 @@ export class SlotWriter {
     // Most slots inherit their schedule's service types: only a slot's own list needs serialising.
     const ownTypes =
       attributes.serviceTypes === schedule.serviceTypes ? '' : JSON.stringify(attributes.serviceTypes)
-    const signature = `${schedule.id}\u0000${ownTypes}\u0000${attributes.appointmentType ?? ''}\u0000${attributes.accepting ?? ''}`
-    const known = this.#seriesIds.get(signature)
+    const signature = `${ownTypes}\u0000${attributes.appointmentType ?? ''}\u0000${attributes.accepting ?? ''}`
+    let ofSchedule = this.#seriesIds.get(schedule)
+    if (!ofSchedule) {
+      ofSchedule = new Map()
+      this.#seriesIds.set(schedule, ofSchedule)
+    }
+    const known = ofSchedule.get(signature)
     if (known !== undefined) return known
     const { group } = schedule
     const id = Number(
       this.#insertSeries.run(
         this.#groupId(group),
+        group.key,
         this.publisher,
         group.location.city ?? null,
         group.location.state ?? null,
@@ -111,7 +118,7 @@ export class SlotWriter {
     )
     for (const coding of attributes.serviceTypes) this.#insertCode.run('s', coding.code, token(coding), id)
     for (const coding of schedule.specialties) this.#insertCode.run('p', coding.code, token(coding), id)
-    this.#seriesIds.set(signature, id)
+    ofSchedule.set(signature, id)
     return id
   }
 
@@ -129,13 +136,25 @@ export class SlotWriter {
     )
     if (changes === 0) return false
     this.written++
-    this.#seriesSlots.set(seriesId, (this.#seriesSlots.get(seriesId) ?? 0) + 1)
+    let tally = this.#seriesTallies.get(seriesId)
+    if (!tally) {
+      tally = [0, 0, 0, 0, false, false]
+      this.#seriesTallies.set(seriesId, tally)
+    }
+    ;(tally[slot.status as 0 | 1 | 2 | 3] as number)++
+    if (slot.bookingLink) tally[4] = true
+    if (slot.bookingPhone) tally[5] = true
     return true
   }
 
-  /** Records each series' slot count, which search uses to pick its plan; call once all slots are in. */
+  /** Records each series' slot counts and booking methods, which search reads; call once all slots are in. */
   finish(): void {
-    const update = this.db.prepare('UPDATE sched_series SET slot_count = ? WHERE id = ?')
-    for (const [id, count] of this.#seriesSlots) update.run(count, id)
+    const update = this.db.prepare(
+      `UPDATE sched_series SET free_count = ?, busy_count = ?, unavailable_count = ?, tentative_count = ?,
+         online = ?, phone = ? WHERE id = ?`,
+    )
+    for (const [id, [free, busy, unavailable, tentative, online, phone]] of this.#seriesTallies) {
+      update.run(free, busy, unavailable, tentative, online ? 1 : 0, phone ? 1 : 0, id)
+    }
   }
 }

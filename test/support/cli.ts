@@ -41,9 +41,9 @@ export interface ServeProcess {
 }
 
 /** Starts `svc serve` on a free loopback port and resolves once it says where it listens. */
-export function startServeProcess(env: Record<string, string>): Promise<ServeProcess> {
+export function startServeProcess(env: Record<string, string>, args: string[] = []): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
       env: { PATH: process.env.PATH ?? '', ...env },
     })
     let output = ''

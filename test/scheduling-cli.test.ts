@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { request } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli, runCliJson, startServeProcess } from './support/cli.js'
+import { writeStu1Feed } from './support/stu1Feed.js'
+
+let dir: string
+let env: Record<string, string>
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-sched-cli-'))
+  writeStu1Feed(join(dir, 'feed'))
+  env = { SVC_DB: join(dir, 'svc.db') }
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('svc import publishers', () => {
+  it('syncs from disk, lists each bad record with file and line, and summarises', async () => {
+    await runCliJson(['publishers', 'add', 'stu1', '--manifest', join(dir, 'feed', '$bulk-publish')], env)
+    const result = await runCli(['import', 'publishers'], env)
+    expect(result.code).toBe(0)
+    // oclif wraps warnings to the terminal width; read them as one line each.
+    const warnings = result.stderr.replace(/[\s›]+/g, ' ')
+    expect(warnings).toContain(`${join(dir, 'feed', 'slots.ndjson')}:7: not JSON`)
+    expect(warnings).toMatch(/slots\.ndjson:13: Slot x1 names an unknown Schedule\/sch-missing/)
+    expect(result.stdout).toMatch(/stu1\s+synced\s+25\s+11\s+2\s/)
+  })
+
+  it('reports a failed publisher with exit code 1 and keeps its data', async () => {
+    await runCliJson(
+      ['publishers', 'add', 'broken', '--manifest', join(dir, 'nowhere', '$bulk-publish')],
+      env,
+    )
+    const result = await runCli(['import', 'publishers', '--publisher', 'broken'], env)
+    expect(result.code).toBe(1)
+    expect(result.stdout).toMatch(/broken\s+failed.*cannot read manifest/)
+    const [report] = await runCliJson(['import', 'publishers', '--publisher', 'stu1'], env)
+    expect(report).toMatchObject({ outcome: 'skipped' }) // fetched less than a minute ago
+  })
+
+  it('removes a publisher and its slots in one step', async () => {
+    await runCliJson(['publishers', 'remove', 'broken'], env)
+    const list = await runCliJson<{ slug: string }[]>(['publishers', 'list'], env)
+    expect(list.map((publisher) => publisher.slug)).toEqual(['stu1'])
+  })
+})
+
+describe('svc serve --sync-interval', () => {
+  it('refuses a duration it cannot read, naming the setting', async () => {
+    const result = await runCli(['serve', '--sync-interval', 'soon'], env)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('Invalid setting sync-interval')
+  })
+
+  it('syncs enabled publishers in the background, in a child process', async () => {
+    const db = join(dir, 'background.db')
+    await runCliJson(['publishers', 'add', 'stu1', '--manifest', join(dir, 'feed', '$bulk-publish')], {
+      SVC_DB: db,
+    })
+    const { key } = await runCliJson<{ key: string }>(['keys', 'create', '--org', 'ops'], {
+      SVC_DB: db,
+    }).catch(async () => {
+      await runCliJson(['orgs', 'create', 'ops', '--plan', 'scale'], { SVC_DB: db })
+      return runCliJson<{ key: string }>(['keys', 'create', '--org', 'ops'], { SVC_DB: db })
+    })
+    const serve = await startServeProcess({ SVC_DB: db }, ['--sync-interval', '1h'])
+    try {
+      // The first sync starts with the server; wait for its slots to be served (bounded by the test timeout).
+      let total = 0
+      while (total === 0) {
+        const response = await request(`${serve.url}/v1/scheduling/slots?includePast=true`, {
+          headers: { authorization: `Bearer ${key}` },
+        })
+        total = ((await response.body.json()) as { total: number }).total
+      }
+      expect(total).toBe(9)
+    } finally {
+      await serve.stop()
+    }
+  })
+})
