@@ -7,6 +7,7 @@ import { Client } from 'undici'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { resolveConfig } from '../src/config.js'
+import { liveDatabasePath } from '../src/db/live.js'
 import { openDatabase } from '../src/db/open.js'
 import { type RunningServer, startServer } from '../src/http/server.js'
 import { ensureBundledTerminology } from '../src/terminology/bundled.js'
@@ -127,7 +128,7 @@ export async function run(args: string[]): Promise<void> {
     await server.close()
     server = undefined
 
-    const log = new Database(dbPath, { readonly: true })
+    const log = new Database(liveDatabasePath(dbPath), { readonly: true })
     // In request order (the bench clock is fixed, so rowid orders them): skip the warm-up, keep the measured run.
     const durations = (route: string, from: number, count: number) =>
       (

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { resolveConfig } from '../src/config.js'
+import { openLiveStore } from '../src/db/live.js'
 import { openDatabase } from '../src/db/open.js'
 import { type RunningServer, startServer } from '../src/http/server.js'
 import { openTopSources } from '../src/stats/topFeed.js'
@@ -44,7 +45,7 @@ function parse(args: string[]): { durationSeconds: number; seedRows: number } {
 
 /** A month of older requests, so the figures show what reading a full request log costs (nothing, by index). */
 function seedRequestLog(dbPath: string, rows: number): void {
-  const db = openDatabase(dbPath)
+  const db = openLiveStore({ db: dbPath })
   const insert = db.prepare(
     `INSERT INTO request_log (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
      VALUES (?, ?, 1, NULL, 'GET', ?, ?, ?, ?, 512)`,

@@ -41,14 +41,16 @@ describe('FHIR batch', () => {
   })
 
   it('counts once against the plan', async () => {
-    const count = () =>
-      t.server.db
+    const count = async () => {
+      await t.server.flush()
+      return t.server.live
         .prepare("SELECT count FROM usage_counters WHERE period = 'M:2026-11'")
         .pluck()
         .get() as number
-    const before = count()
+    }
+    const before = await count()
     await batch(Array.from({ length: 20 }, () => ({ request: { method: 'GET', url: 'metadata' } })))
-    expect(count()).toBe(before + 1)
+    expect(await count()).toBe(before + 1)
   })
 
   it('refuses $reconcile-medications and nested batches by entry, not the whole batch', async () => {

@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { timeOrderedUuid } from '../src/http/middleware/requestContext.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
 let t: TestServer
@@ -50,6 +51,18 @@ describe('request ids', () => {
       'x-request-id': 'not-a-uuid',
     })
     expect(ignored.headers['x-correlation-id']).toBeUndefined()
+  })
+
+  it('are UUIDv7s carrying their time, so the request log is written in key order', () => {
+    const early = timeOrderedUuid(Date.parse('2026-11-21T10:00:00.000Z'))
+    const later = timeOrderedUuid(Date.parse('2026-11-21T10:00:00.001Z'))
+    for (const id of [early, later])
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(Number.parseInt(early.replace('-', '').slice(0, 12), 16)).toBe(
+      Date.parse('2026-11-21T10:00:00.000Z'),
+    )
+    expect(early < later).toBe(true)
+    expect(timeOrderedUuid(1)).not.toBe(timeOrderedUuid(1))
   })
 })
 

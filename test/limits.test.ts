@@ -12,9 +12,14 @@ async function burst(count: number, path = PATH) {
   return statuses
 }
 
-const usageOf = (period: string) =>
-  (t.server.db.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as
-    number | undefined) ?? 0
+/** Requests counted in a period, once this process has settled the usage it leased. */
+const usageOf = async (period: string) => {
+  await t.server.flush()
+  return (
+    (t.server.live.prepare('SELECT count FROM usage_counters WHERE period = ?').pluck().get(period) as
+      number | undefined) ?? 0
+  )
+}
 
 describe('per-minute limit', () => {
   it('refuses the 61st request of a minute on Developer with Retry-After to the minute boundary', async () => {
@@ -44,8 +49,8 @@ describe('per-minute limit', () => {
     t = await startTestServer({ now: '2026-11-21T10:00:00.000Z' })
     await burst(62)
     await t.get(PATH, bearer(`${t.key.slice(0, -3)}AAA`))
-    expect(usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(60)
-    expect(usageOf('M:2026-11')).toBe(60)
+    expect(await usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(60)
+    expect(await usageOf('M:2026-11')).toBe(60)
   })
 
   it('counts every organization across its keys and plans by plan', async () => {
@@ -56,17 +61,17 @@ describe('per-minute limit', () => {
       const status = (await t.get(PATH, bearer(i % 2 === 0 ? t.key : second))).status
       expect(status).toBe(200)
     }
-    expect(usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(300)
+    expect(await usageOf(`m:${Math.floor(t.now() / 60_000)}`)).toBe(300)
   })
 })
 
 describe('monthly allowance', () => {
-  const fillMonth = (count: number) =>
-    t.server.db
-      .prepare(
-        "INSERT INTO usage_counters (org_id, period, count) SELECT id, 'M:2026-11', ? FROM organizations WHERE slug = 'acme'",
-      )
-      .run(count)
+  const fillMonth = (count: number) => {
+    const orgId = t.server.db.prepare("SELECT id FROM organizations WHERE slug = 'acme'").pluck().get()
+    t.server.live
+      .prepare("INSERT INTO usage_counters (org_id, period, count) VALUES (?, 'M:2026-11', ?)")
+      .run(orgId, count)
+  }
 
   it('refuses Developer past 1,000 until 00:00 UTC on the 1st, then resumes', async () => {
     t = await startTestServer({ now: '2026-11-30T23:58:00.000Z' })
@@ -84,7 +89,7 @@ describe('monthly allowance', () => {
     t = await startTestServer({ plan: 'team', now: '2026-11-21T10:00:00.000Z' })
     fillMonth(50_000)
     expect((await t.get(PATH, bearer(t.key))).status).toBe(200)
-    expect(usageOf('M:2026-11')).toBe(50_001)
+    expect(await usageOf('M:2026-11')).toBe(50_001)
   })
 
   it('takes a plan change into account on the next request', async () => {

@@ -65,6 +65,9 @@ describe('two server processes on one database', () => {
     })
     expect(logged.status).toBe(429)
     expect(JSON.stringify(logged)).not.toContain(key)
+    // The same flush stamped the key's last use (in the live database), shown by `svc keys list`.
+    const keys = await runCliJson<{ id: string; lastUsedAt: string | null }[]>(['keys', 'list'], env)
+    expect(keys.find((listed) => listed.id === keyId)?.lastUsedAt).toBe('2026-11-21T10:00:20.000Z')
   })
 
   it('see a revocation at once in every process', async () => {

@@ -1,11 +1,18 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createKey, listKeys } from '../src/accounts/keys.js'
+import { createOrganization } from '../src/accounts/orgs.js'
+import { liveDatabasePath, openLiveStore } from '../src/db/live.js'
+import { LIVE_MIGRATIONS } from '../src/db/liveMigrations.js'
 import { migrate, schemaVersion } from '../src/db/migrate.js'
 import { MIGRATIONS } from '../src/db/migrations.js'
-import { openDatabase } from '../src/db/open.js'
+import { openDatabase, openStore } from '../src/db/open.js'
+import { findRequest } from '../src/stats/requestLog.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
 const dirs: string[] = []
@@ -22,18 +29,36 @@ afterEach(async () => {
 })
 
 const latest = Math.max(...MIGRATIONS.map((migration) => migration.version))
+const latestLive = Math.max(...LIVE_MIGRATIONS.map((migration) => migration.version))
+const tableNames = (db: Database.Database) =>
+  db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()
 
 describe('migrations', () => {
-  it('apply on open, in WAL mode, and are idempotent', () => {
+  it('apply on open to both files, in WAL mode, and are idempotent', () => {
     const path = tempDb()
-    const db = openDatabase(path)
-    expect(schemaVersion(db)).toBe(latest)
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
-    expect(migrate(db)).toBe(0)
-    db.close()
-    const again = openDatabase(path)
-    expect(schemaVersion(again)).toBe(latest)
+    const store = openStore({ db: path })
+    expect(schemaVersion(store.db)).toBe(latest)
+    expect(schemaVersion(store.live)).toBe(latestLive)
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal')
+    expect(store.live.pragma('journal_mode', { simple: true })).toBe('wal')
+    expect(migrate(store.db)).toBe(0)
+    expect(migrate(store.live, LIVE_MIGRATIONS)).toBe(0)
+    // What each request writes lives only in the live file.
+    expect(tableNames(store.db)).not.toContain('usage_counters')
+    expect(tableNames(store.db)).not.toContain('request_log')
+    expect(tableNames(store.live)).toEqual(['key_last_used', 'request_log', 'usage_counters', 'usage_leases'])
+    store.close()
+    const again = openStore({ db: path })
+    expect(schemaVersion(again.db)).toBe(latest)
+    expect(schemaVersion(again.live)).toBe(latestLive)
     again.close()
+  })
+
+  it('name the live file after the main one', () => {
+    expect(liveDatabasePath('/var/lib/svc/svc.db')).toBe('/var/lib/svc/svc.live.db')
+    expect(liveDatabasePath('data/store.sqlite3')).toBe('data/store.live.sqlite3')
+    expect(liveDatabasePath('/srv/store')).toBe('/srv/store.live')
+    expect(liveDatabasePath('/srv/v1.0/store')).toBe('/srv/v1.0/store.live')
   })
 
   it('upgrade a database made by an older version in place, keeping its data', () => {
@@ -51,28 +76,190 @@ describe('migrations', () => {
     const db = openDatabase(path)
     expect(schemaVersion(db)).toBe(latest)
     expect(db.prepare('SELECT slug FROM organizations').pluck().all()).toEqual(['kept'])
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'request_log'").pluck().get()).toBe(
-      'request_log',
-    )
+    expect(tableNames(db)).toContain('publishers')
     db.close()
+    const live = openLiveStore({ db: path }, { readonly: true })
+    expect(tableNames(live)).toContain('request_log')
+    live.close()
   })
 
   it('are applied once when two connections open a fresh file together', () => {
     const path = tempDb()
-    const a = openDatabase(path)
-    const b = openDatabase(path)
-    expect(schemaVersion(a)).toBe(latest)
-    expect(schemaVersion(b)).toBe(latest)
-    expect(a.prepare('SELECT count(*) FROM plans').pluck().get()).toBe(3)
+    const a = openStore({ db: path })
+    const b = openStore({ db: path })
+    expect(schemaVersion(a.db)).toBe(latest)
+    expect(schemaVersion(b.live)).toBe(latestLive)
+    expect(a.db.prepare('SELECT count(*) FROM plans').pluck().get()).toBe(3)
     a.close()
     b.close()
   })
 })
 
+describe('a database made before the live file existed', () => {
+  /** The schema the previous version shipped: counters, request log and last use in the main file. */
+  function previousVersionDb(path: string) {
+    const old = new Database(path)
+    old.pragma('journal_mode = WAL')
+    migrate(
+      old,
+      MIGRATIONS.filter((migration) => !migration.attachLive),
+    )
+    old.exec(`
+      INSERT INTO organizations (id, slug, name, created_at) VALUES (7, 'kept', 'Kept', '2026-01-01');
+      INSERT INTO api_keys (id, org_id, display_prefix, secret_sha256, created_at, last_used_at)
+        VALUES ('key_a', 7, 'svc_sk_ab', x'01', '2026-01-01', '2026-11-21T09:59:00.000Z'),
+               ('key_b', 7, 'svc_sk_cd', x'02', '2026-01-01', NULL);
+      INSERT INTO usage_counters VALUES (7, 'M:2026-11', 812), (7, 'm:29893799', 41);
+      INSERT INTO request_log VALUES
+        ('0b6a0c3e-2f43-4a8e-9d51-2f7d0d5d9a11', 1795255140000, 7, 'key_a', 'GET', '/v1/x', '/v1/x', 200, 1.5, 120),
+        ('0b6a0c3e-2f43-4a8e-9d51-2f7d0d5d9a12', 1795255141000, NULL, NULL, 'GET', '/v1/x', NULL, 401, 0.2, 300);
+    `)
+    return old
+  }
+
+  function expectMoved(path: string) {
+    const store = openStore({ db: path })
+    try {
+      expect(schemaVersion(store.db)).toBe(latest)
+      expect(tableNames(store.db)).not.toContain('usage_counters')
+      expect(tableNames(store.db)).not.toContain('request_log')
+      expect(
+        store.live.prepare('SELECT org_id, period, count FROM usage_counters ORDER BY period').raw().all(),
+      ).toEqual([
+        [7, 'M:2026-11', 812],
+        [7, 'm:29893799', 41],
+      ])
+      expect(store.live.prepare('SELECT count(*) FROM request_log').pluck().get()).toBe(2)
+      expect(findRequest(store, '0b6a0c3e-2f43-4a8e-9d51-2f7d0d5d9a11')).toMatchObject({
+        org: 'kept',
+        keyId: 'key_a',
+        status: 200,
+        bytes: 120,
+      })
+      expect(listKeys(store).map((key) => [key.id, key.lastUsedAt])).toEqual([
+        ['key_a', '2026-11-21T09:59:00.000Z'],
+        ['key_b', null],
+      ])
+    } finally {
+      store.close()
+    }
+  }
+
+  it('moves counters, log rows and last use into the live file in place', () => {
+    const path = tempDb()
+    previousVersionDb(path).close()
+    expectMoved(path)
+  })
+
+  it('moves them once when a move cut between the two files is repeated', () => {
+    // In WAL mode a commit across two files is atomic per file only: simulate the live file committed and
+    // the main one not, then open again. Counters must not be added twice, nor rows copied twice.
+    const path = tempDb()
+    const old = previousVersionDb(path)
+    old.close()
+    const live = openLiveStore({ db: path })
+    live.exec(`
+      INSERT INTO usage_counters VALUES (7, 'M:2026-11', 812), (7, 'm:29893799', 41);
+      INSERT INTO key_last_used VALUES ('key_a', '2026-11-21T09:59:00.000Z');
+      INSERT INTO request_log VALUES
+        ('0b6a0c3e-2f43-4a8e-9d51-2f7d0d5d9a11', 1795255140000, 7, 'key_a', 'GET', '/v1/x', '/v1/x', 200, 1.5, 120);
+    `)
+    live.close()
+    expectMoved(path)
+  })
+})
+
+/** Another process holding the main file's write lock, as an import's long transaction does. */
+async function holdMainWriteLock(path: string) {
+  const script = `
+    const Database = require('better-sqlite3')
+    const db = new Database(process.argv[1])
+    db.exec('BEGIN IMMEDIATE')
+    db.exec('CREATE TABLE import_staging (n INTEGER)')
+    db.exec('WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 100000) INSERT INTO import_staging SELECT n FROM s')
+    process.stdout.write('locked\\n')
+    process.stdin.once('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0) })
+  `
+  const child = spawn(process.execPath, ['-e', script, path], { stdio: ['pipe', 'pipe', 'inherit'] })
+  await once(child.stdout, 'data')
+  return {
+    async release() {
+      child.stdin.write('\\n')
+      await once(child, 'exit')
+    },
+  }
+}
+
+describe('a long write on the main file', () => {
+  it('does not hold up or fail keyed requests: their writes go to the live file', async () => {
+    t = await startTestServer({ busyTimeoutMs: 5000 })
+    const importer = await holdMainWriteLock(t.dbPath)
+    try {
+      const probe = new Database(t.dbPath)
+      probe.pragma('busy_timeout = 0')
+      expect(() => probe.exec('BEGIN IMMEDIATE')).toThrow(/locked/)
+      probe.close()
+      const ids: string[] = []
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now()
+        const response = await t.get('/v1/scheduling/publishers', bearer(t.key))
+        expect(response.status).toBe(200)
+        // Waiting on the lock would take the 5 s busy timeout, then answer 503.
+        expect(performance.now() - started).toBeLessThan(1000)
+        ids.push(response.headers['x-request-id'] as string)
+      }
+      // Counted, logged and stamped while the lock is still held; readable as `svc top` reads them.
+      await t.server.flush()
+      const reader = openLiveStore({ db: t.dbPath }, { readonly: true })
+      try {
+        await vi.waitFor(
+          () => expect(reader.prepare('SELECT count(*) FROM request_log').pluck().get()).toBe(20),
+          { timeout: 5000, interval: 20 },
+        )
+        expect(
+          reader.prepare("SELECT count FROM usage_counters WHERE period = 'M:2026-11'").pluck().get(),
+        ).toBe(20)
+        expect(reader.prepare('SELECT count(*) FROM key_last_used').pluck().get()).toBe(1)
+      } finally {
+        reader.close()
+      }
+      expect(findRequest(t.server, ids[19] as string)).toMatchObject({ org: 'acme', status: 200 })
+    } finally {
+      await importer.release()
+    }
+  })
+})
+
+describe('a locked live file', () => {
+  it('holds up only the requests that must take a lease, not the event loop', async () => {
+    t = await startTestServer({ busyTimeoutMs: 5000, plan: 'scale' })
+    // acme now holds a lease of (3,000 - 0) / 16 = 187 units: its next requests need no write.
+    expect((await t.get('/v1/scheduling/publishers', bearer(t.key))).status).toBe(200)
+    createOrganization(t.server.db, { slug: 'beta' })
+    const beta = createKey(t.server.db, { org: 'beta' }).key
+    const other = new Database(liveDatabasePath(t.dbPath))
+    other.exec('BEGIN IMMEDIATE')
+    let waiting: Promise<{ status: number }> | undefined
+    try {
+      waiting = t.get('/v1/scheduling/publishers', bearer(beta))
+      const started = performance.now()
+      for (let i = 0; i < 5; i++) {
+        expect((await t.get('/v1/scheduling/publishers', bearer(t.key))).status).toBe(200)
+      }
+      // SQLite's busy handler would have stopped the event loop for as long as the lock is held.
+      expect(performance.now() - started).toBeLessThan(1000)
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    expect((await waiting)?.status).toBe(200)
+  })
+})
+
 describe('an unavailable store', () => {
-  it('answers 503 with Retry-After (transient on the FHIR base) while another process holds the write lock', async () => {
+  it('answers 503 with Retry-After (transient on the FHIR base) while another process holds the live write lock', async () => {
     t = await startTestServer({ busyTimeoutMs: 50 })
-    const other = new Database(t.dbPath)
+    const other = new Database(liveDatabasePath(t.dbPath))
     other.pragma('busy_timeout = 1000')
     other.exec('BEGIN IMMEDIATE')
     try {
@@ -103,11 +290,13 @@ describe('secrets', () => {
     await server.get('/v1/scheduling/publishers?api_key=x', { 'x-api-key': server.key })
     // Closing drains connections and flushes the buffered request log.
     await server.server.close()
-    const db = new Database(server.dbPath, { readonly: true })
-    expect(db.prepare('SELECT count(*) FROM request_log').pluck().get()).toBe(4)
-    db.close()
+    const live = openLiveStore({ db: server.dbPath }, { readonly: true })
+    expect(live.prepare('SELECT count(*) FROM request_log').pluck().get()).toBe(4)
+    live.close()
     const body = server.key.slice('svc_sk_'.length)
-    for (const file of [server.dbPath, `${server.dbPath}-wal`].filter((path) => existsSync(path))) {
+    const files = [server.dbPath, liveDatabasePath(server.dbPath)].flatMap((path) => [path, `${path}-wal`])
+    expect(files.filter((path) => existsSync(path)).length).toBeGreaterThanOrEqual(2)
+    for (const file of files.filter((path) => existsSync(path))) {
       expect(readFileSync(file).toString('latin1').includes(body)).toBe(false)
     }
     rmSync(server.dir, { recursive: true, force: true })

@@ -7,6 +7,7 @@ import { render } from 'ink-testing-library'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
+import { liveDatabasePath } from '../src/db/live.js'
 import { openDatabase } from '../src/db/open.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { syncPublisher } from '../src/scheduling/sync.js'
@@ -23,7 +24,7 @@ import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support
  * that file as `svc top` does. Traffic at DEFAULT_NOW (limits in force), counted below per organization:
  *   acme (Developer): 70 GET publishers → 60 × 200, 10 × 429 (60 a minute)
  *   beta (Team):      5 GET publishers, 2 GET metadata → 200; 1 GET /v1/nope → 404;
- *                     1 GET publishers while another connection holds the write lock → 503
+ *                     1 GET publishers while another connection holds the live file's write lock → 503
  *   gamma (Developer): 1,000 requests the day before use up its month; 1 GET publishers now → 429
  *   no key:           1 GET publishers → 401
  */
@@ -73,7 +74,9 @@ beforeAll(async () => {
   expect(blocked.status).toBe(429)
   ids.blocked = blocked.headers['x-request-id'] as string
 
-  const other = new Database(dbPath)
+  // Settled first, so beta's next request must take a new lease from the locked live file.
+  await t.server.flush()
+  const other = new Database(liveDatabasePath(dbPath))
   other.exec('BEGIN IMMEDIATE')
   try {
     const unavailable = await t.get('/v1/scheduling/publishers', bearer(beta))
@@ -99,7 +102,7 @@ function readOnce(filter: string | null = null): TopSnapshot {
 
 /** Nearest-rank percentiles of the logged durations in the window: what the histogram approximates. */
 function exactPercentiles(): { p50: number; p95: number; p99: number } {
-  const db = new Database(dbPath, { readonly: true })
+  const db = new Database(liveDatabasePath(dbPath), { readonly: true })
   const durations = db
     .prepare('SELECT duration_ms FROM request_log WHERE at > ? ORDER BY duration_ms')
     .pluck()
@@ -247,7 +250,7 @@ describe('the snapshot of a store that served known traffic', () => {
   })
 
   it('reads the request log only through its indexes', () => {
-    const db = new Database(dbPath, { readonly: true })
+    const db = new Database(liveDatabasePath(dbPath), { readonly: true })
     const plan = (sql: string) =>
       (
         db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(sql.match(/\?/g) ?? []).map(() => 0)) as {

@@ -12,8 +12,8 @@ export default class KeysList extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(KeysList)
-    const { db } = await this.openStore(flags)
-    const keys = listKeys(db, flags.org)
+    const { store } = await this.openStore(flags)
+    const keys = listKeys(store, flags.org)
     this.log(
       keys.length === 0
         ? 'No keys; create one with `svc keys create --org <slug>`'

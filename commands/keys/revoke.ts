@@ -9,8 +9,8 @@ export default class KeysRevoke extends SvcCommand {
 
   async run() {
     const { args, flags } = await this.parse(KeysRevoke)
-    const { db } = await this.openStore(flags)
-    const key = revokeKey(db, args.id)
+    const { store } = await this.openStore(flags)
+    const key = revokeKey(store, args.id)
     this.log(`Revoked key ${key.id} (${key.prefix}) of ${key.org}`)
     return key
   }

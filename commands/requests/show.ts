@@ -9,8 +9,8 @@ export default class RequestsShow extends SvcCommand {
 
   async run() {
     const { args, flags } = await this.parse(RequestsShow)
-    const { db } = await this.openStore(flags)
-    const request = findRequest(db, args.id)
+    const { store } = await this.openStore(flags)
+    const request = findRequest(store, args.id)
     if (!request) this.error(`No request ${args.id} in the log (records are kept 30 days)`, { exit: 1 })
     const row = {
       ...request,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Db } from '../db/open.js'
+import type { Db, Store } from '../db/open.js'
 import { displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
 import { AccountError, requireOrganization } from './orgs.js'
 import type { Plan } from './plans.js'
@@ -46,29 +46,52 @@ export function createKey(
   return { id, key, org: org.slug, name: input.name ?? null, createdAt }
 }
 
-export function listKeys(db: Db, org?: string): ApiKeyRecord[] {
+/** Keys from the main database with their last use from the live one (src/db/live.ts). */
+export function listKeys(store: Pick<Store, 'db' | 'live'>, org?: string): ApiKeyRecord[] {
   const orgFilter = org === undefined ? '' : 'WHERE o.id = ?'
-  const statement = db.prepare(
+  const statement = store.db.prepare(
     `SELECT k.id, o.slug AS org, k.name, k.display_prefix AS prefix, k.created_at AS createdAt,
-            k.last_used_at AS lastUsedAt, k.revoked_at AS revokedAt
+            NULL AS lastUsedAt, k.revoked_at AS revokedAt
        FROM api_keys k JOIN organizations o ON o.id = k.org_id ${orgFilter}
       ORDER BY k.created_at, k.id`,
   )
-  const rows = org === undefined ? statement.all() : statement.all(requireOrganization(db, org).id)
-  return rows as ApiKeyRecord[]
+  const rows = (
+    org === undefined ? statement.all() : statement.all(requireOrganization(store.db, org).id)
+  ) as ApiKeyRecord[]
+  const lastUsed = new Map(
+    store.live.prepare('SELECT key_id, last_used_at FROM key_last_used').raw().all() as [string, string][],
+  )
+  for (const row of rows) row.lastUsedAt = lastUsed.get(row.id) ?? null
+  return rows
 }
 
-export function revokeKey(db: Db, id: string, now: number = Date.now()): ApiKeyRecord {
-  const result = db
+export function revokeKey(
+  store: Pick<Store, 'db' | 'live'>,
+  id: string,
+  now: number = Date.now(),
+): ApiKeyRecord {
+  const result = store.db
     .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
     .run(new Date(now).toISOString(), id)
-  const record = listKeys(db).find((key) => key.id === id)
+  const record = listKeys(store).find((key) => key.id === id)
   if (!record) throw new AccountError(`No key "${id}"; see \`svc keys list\``)
   if (result.changes === 0) throw new AccountError(`Key "${id}" was already revoked at ${record.revokedAt}`)
   return record
 }
 
-/** Returns a lookup bound to one connection; the statement is prepared once. Revocation is seen at once. */
+/** Keys remembered per process; past this the memory is cleared rather than grown. */
+const REMEMBERED_KEYS = 10_000
+
+/**
+ * Returns a lookup bound to one connection; statements are prepared once. Owners are remembered in memory
+ * (by the secret: it is in memory for the request anyway and never leaves the process) and forgotten as soon
+ * as the main database changes: `data_version` moves on a commit by any other connection or process (a
+ * revocation by `svc keys revoke`, a plan change), `total_changes()` on one by this connection.
+ *
+ * That check is a read transaction on the main file (a few µs of file locking), so it runs once per
+ * event-loop turn, not per request: every request read from the network in a later turn than a revocation's
+ * commit is refused. Requests read in the same turn were already on the wire when it committed.
+ */
 export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const statement = db.prepare(
     `SELECT k.id AS keyId, o.id AS orgId, o.slug AS orgSlug, p.id AS planId, p.name AS planName,
@@ -76,7 +99,28 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
        FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.id = o.plan_id
       WHERE k.secret_sha256 = ? AND k.revoked_at IS NULL`,
   )
+  const version = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw()
+  const remembered = new Map<string, KeyOwner>()
+  let seenVersion = -1
+  let seenChanges = -1
+  let checkedThisTurn = false
+  const nextTurn = () => {
+    checkedThisTurn = false
+  }
   return (key) => {
+    if (!checkedThisTurn) {
+      checkedThisTurn = true
+      setImmediate(nextTurn)
+      const [dataVersion, changes] = version.get() as [number, number]
+      if (dataVersion !== seenVersion || changes !== seenChanges) {
+        remembered.clear()
+        seenVersion = dataVersion
+        seenChanges = changes
+      }
+    }
+    if (remembered.size >= REMEMBERED_KEYS) remembered.clear()
+    const known = remembered.get(key)
+    if (known) return known
     const row = statement.get(hashSecret(key)) as
       | (Omit<KeyOwner, 'plan'> & {
           planId: string
@@ -87,7 +131,7 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
         })
       | undefined
     if (!row) return undefined
-    return {
+    const owner: KeyOwner = {
       keyId: row.keyId,
       orgId: row.orgId,
       orgSlug: row.orgSlug,
@@ -99,5 +143,7 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
         blocksPastMonth: row.blocksPastMonth === 1,
       },
     }
+    remembered.set(key, owner)
+    return owner
   }
 }

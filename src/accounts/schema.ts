@@ -49,4 +49,61 @@ export const ACCOUNTS_MIGRATIONS: Migration[] = [
       CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     `,
   },
+  {
+    version: 30,
+    name: 'accounts-usage-to-live',
+    attachLive: true,
+    // Moves what each request writes into the live database (src/db/live.ts). In WAL mode a commit spanning
+    // two files is atomic per file only: a step cut between them runs again on the next open, so the copy
+    // takes the larger value instead of adding, and running it twice changes nothing.
+    sql: `
+      INSERT INTO live.usage_counters (org_id, period, count)
+        SELECT org_id, period, count FROM main.usage_counters WHERE true
+        ON CONFLICT (org_id, period) DO UPDATE SET count = max(count, excluded.count);
+      INSERT INTO live.key_last_used (key_id, last_used_at)
+        SELECT id, last_used_at FROM main.api_keys WHERE last_used_at IS NOT NULL
+        ON CONFLICT (key_id) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at);
+      DROP TABLE main.usage_counters;
+      ALTER TABLE main.api_keys DROP COLUMN last_used_at;
+    `,
+  },
+]
+
+/** The live database's accounts tables (src/db/liveMigrations.ts numbers them: accounts 1-9). */
+export const ACCOUNTS_LIVE_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'usage-and-key-use',
+    sql: `
+      -- period: 'm:<unix minute>' or 'M:<YYYY-MM>' (case matters: compare with GLOB, not LIKE);
+      -- count: requests counted (answered and not refunded) in that period
+      CREATE TABLE usage_counters (
+        org_id INTEGER NOT NULL,
+        period TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (org_id, period)
+      ) WITHOUT ROWID;
+
+      -- When each key last authenticated a request (api_keys itself is in the main database).
+      CREATE TABLE key_last_used (
+        key_id TEXT PRIMARY KEY,
+        last_used_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 2,
+    name: 'usage-leases',
+    sql: `
+      -- Units of a period's allowance leased to one server process (holder) and not yet settled: neither
+      -- counted in usage_counters nor returned. A period's allowance in use is its count plus these.
+      CREATE TABLE usage_leases (
+        org_id INTEGER NOT NULL,
+        period TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        units INTEGER NOT NULL,
+        PRIMARY KEY (org_id, period, holder)
+      ) WITHOUT ROWID;
+    `,
+  },
 ]

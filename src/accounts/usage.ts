@@ -1,12 +1,9 @@
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import type { Clock } from '../clock.js'
 import type { Db } from '../db/open.js'
 import { LIMITS_IN_FORCE_FROM, type Plan } from './plans.js'
-
-export interface Reservation {
-  orgId: number
-  minutePeriod: string
-  monthPeriod: string
-}
 
 export type LimitScope = 'minute' | 'month'
 
@@ -51,74 +48,264 @@ export function limitReached(
   return undefined
 }
 
-class Refused extends Error {
-  constructor(readonly refusal: Exclude<ReserveResult, { ok: true }>) {
-    super('limit reached')
+const isBusy = (error: unknown) =>
+  error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
+
+/** Most units one lease takes: bounds what a process holds unused, and what a crash strands. */
+export const MAX_LEASE = 256
+/** A lease takes at most this fraction of the allowance left: leases shrink as the limit nears. */
+export const LEASE_SHARE = 16
+
+/**
+ * Units leased at once when `remaining` units of the tightest limit are neither counted nor leased. At 1
+ * the request is counted directly instead, as exact as a single process: below LEASE_SHARE × 2 units left.
+ */
+export function leaseSize(remaining: number): number {
+  return Math.max(1, Math.min(MAX_LEASE, Math.floor(remaining / LEASE_SHARE)))
+}
+
+/** Allowance this process took from the shared counters and hands out from memory, one unit a request. */
+interface Lease {
+  orgId: number
+  planId: string
+  minute: number
+  minutePeriod: string
+  monthPeriod: string
+  granted: number
+  used: number
+  /** Settled: `used` went into usage_counters and the lease rows were deleted; refunds go to the counters. */
+  settled: boolean
+}
+
+export interface Reservation {
+  orgId: number
+  minutePeriod: string
+  monthPeriod: string
+  /** The lease the unit came from, or none when the request was counted directly. */
+  lease?: Lease
+}
+
+/**
+ * Counts requests per organization per UTC minute and month in the live database (src/db/live.ts), which
+ * every server process shares, without a write per request:
+ *
+ * - A process leases a block of units from the shared counters (usage_leases, one row per period and
+ *   process) in an IMMEDIATE transaction, then answers from memory until the block is used up, the minute
+ *   ends or the plan changes. A period's allowance in use is its usage_counters.count (requests counted)
+ *   plus every lease on it, and a lease is only granted out of what remains: the processes together never
+ *   overshoot a limit.
+ * - Leases shrink as the allowance falls (leaseSize), down to counting each request directly in the last
+ *   LEASE_SHARE × 2 units, so near a limit the counters are exact at every request.
+ * - Settling writes a lease's used units into usage_counters and returns the rest. Each process settles
+ *   when it takes its next lease, every `settleEveryMs` (1 s) and when it stops. A request is refused only
+ *   when every unit is counted or leased; units another process leased and has not used are back within
+ *   that second, and are at most 1/LEASE_SHARE of what remained when leased.
+ * - A 5xx is refunded: to its lease while unsettled, to the counters after.
+ * - A process that dies without settling leaves its lease rows: their units stay taken (no overshoot), its
+ *   unsettled requests are never added to the counters, and the rows go with the period.
+ */
+export class UsageCounter {
+  readonly #holder = randomUUID()
+  readonly #leases = new Map<number, Lease>()
+  readonly #acquire: (orgId: number, plan: Plan, now: number) => ReserveResult
+  readonly #settleAll: () => void
+  readonly #refundCounted: (reservation: Reservation) => void
+  /** Per organization, a lease being taken while the live file is locked: later requests wait for it. */
+  readonly #waiting = new Map<number, Promise<ReserveResult>>()
+  #timer: NodeJS.Timeout | undefined
+
+  /**
+   * `live` should have busy_timeout 0: when another connection (a writer thread, another process) holds the
+   * live file's lock, the counter waits for it asynchronously, up to `busyTimeoutMs`, instead of sleeping
+   * in SQLite's busy handler with the event loop stopped.
+   */
+  constructor(
+    live: Db,
+    private readonly clock: Clock,
+    private readonly options: { settleEveryMs?: number; busyTimeoutMs?: number } = {},
+  ) {
+    const taken = live
+      .prepare(
+        `SELECT coalesce((SELECT count FROM usage_counters WHERE org_id = ? AND period = ?), 0)
+              + coalesce((SELECT sum(units) FROM usage_leases WHERE org_id = ? AND period = ?), 0)`,
+      )
+      .pluck()
+    const addCount = live.prepare(
+      `INSERT INTO usage_counters (org_id, period, count) VALUES (?, ?, ?)
+       ON CONFLICT (org_id, period) DO UPDATE SET count = count + excluded.count`,
+    )
+    const addLease = live.prepare(
+      'INSERT INTO usage_leases (org_id, period, holder, units) VALUES (?, ?, ?, ?)',
+    )
+    const dropLease = live.prepare('DELETE FROM usage_leases WHERE org_id = ? AND period = ? AND holder = ?')
+    const uncount = live.prepare(
+      'UPDATE usage_counters SET count = count - 1 WHERE org_id = ? AND period = ? AND count > 0',
+    )
+
+    const settle = (lease: Lease) => {
+      for (const period of [lease.minutePeriod, lease.monthPeriod]) {
+        dropLease.run(lease.orgId, period, this.#holder)
+        if (lease.used > 0) addCount.run(lease.orgId, period, lease.used)
+      }
+      lease.settled = true
+      if (this.#leases.get(lease.orgId) === lease) this.#leases.delete(lease.orgId)
+    }
+
+    this.#acquire = live.transaction((orgId: number, plan: Plan, now: number): ReserveResult => {
+      const previous = this.#leases.get(orgId)
+      if (previous) settle(previous)
+      const minute = minutePeriod(now)
+      const month = monthPeriod(now)
+      let units = MAX_LEASE
+      if (now >= LIMITS_IN_FORCE_FROM) {
+        const counts = {
+          minute: taken.get(orgId, minute, orgId, minute) as number,
+          month: taken.get(orgId, month, orgId, month) as number,
+        }
+        const refusal = limitReached(plan, counts, now)
+        if (refusal) return refusal
+        const monthLeft = plan.blocksPastMonth ? plan.monthlyLimit - counts.month : Number.POSITIVE_INFINITY
+        units = leaseSize(Math.min(plan.minuteLimit - counts.minute, monthLeft))
+      }
+      if (units === 1) {
+        addCount.run(orgId, minute, 1)
+        addCount.run(orgId, month, 1)
+        return { ok: true, reservation: { orgId, minutePeriod: minute, monthPeriod: month } }
+      }
+      addLease.run(orgId, minute, this.#holder, units)
+      addLease.run(orgId, month, this.#holder, units)
+      const lease: Lease = {
+        orgId,
+        planId: plan.id,
+        minute: Math.floor(now / 60_000),
+        minutePeriod: minute,
+        monthPeriod: month,
+        granted: units,
+        used: 1,
+        settled: false,
+      }
+      this.#leases.set(orgId, lease)
+      return { ok: true, reservation: { orgId, minutePeriod: minute, monthPeriod: month, lease } }
+    }).immediate
+
+    this.#settleAll = live.transaction(() => {
+      for (const lease of [...this.#leases.values()]) settle(lease)
+    }).immediate
+
+    this.#refundCounted = live.transaction((reservation: Reservation) => {
+      uncount.run(reservation.orgId, reservation.minutePeriod)
+      uncount.run(reservation.orgId, reservation.monthPeriod)
+    }).immediate
+  }
+
+  /**
+   * Takes one unit of the organization's allowance for a request now, or says which limit refuses it. A
+   * promise only when a lease must be taken while the live file is locked; rejects with SQLITE_BUSY when
+   * it stays locked past `busyTimeoutMs`.
+   */
+  reserve(orgId: number, plan: Plan): ReserveResult | Promise<ReserveResult> {
+    const now = this.clock()
+    const lease = this.#leases.get(orgId)
+    if (
+      lease !== undefined &&
+      lease.used < lease.granted &&
+      lease.minute === Math.floor(now / 60_000) &&
+      lease.planId === plan.id
+    ) {
+      lease.used++
+      return {
+        ok: true,
+        reservation: { orgId, minutePeriod: lease.minutePeriod, monthPeriod: lease.monthPeriod, lease },
+      }
+    }
+    const waiting = this.#waiting.get(orgId)
+    if (waiting) return waiting.then(() => this.reserve(orgId, plan))
+    try {
+      return this.#acquire(orgId, plan, now)
+    } catch (error) {
+      if (!isBusy(error)) throw error
+    }
+    const acquired = this.#whenFree(() => this.#acquire(orgId, plan, this.clock())).finally(() =>
+      this.#waiting.delete(orgId),
+    )
+    this.#waiting.set(orgId, acquired)
+    return acquired
+  }
+
+  /** Gives back the unit of a request whose answer must not count. */
+  refund(reservation: Reservation): void {
+    const lease = reservation.lease
+    if (lease && !lease.settled) {
+      lease.used--
+      return
+    }
+    try {
+      this.#refundCounted(reservation)
+    } catch (error) {
+      if (!isBusy(error)) throw error
+      // Left counted if the file stays locked: that errs against the caller, by one request.
+      this.#whenFree(() => this.#refundCounted(reservation)).catch(() => undefined)
+    }
+  }
+
+  /** Runs `write` once the live file's lock is free, retrying with short waits up to `busyTimeoutMs`. */
+  async #whenFree<T>(write: () => T): Promise<T> {
+    const deadline = Date.now() + (this.options.busyTimeoutMs ?? 5000)
+    for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 25)) {
+      await sleep(waitMs)
+      try {
+        return write()
+      } catch (error) {
+        if (!isBusy(error) || Date.now() >= deadline) throw error
+      }
+    }
+  }
+
+  /** Writes every lease's used units into the counters and returns the unused ones. */
+  settle(): void {
+    if (this.#leases.size > 0) this.#settleAll()
+  }
+
+  start(): void {
+    this.#timer ??= setInterval(() => {
+      try {
+        this.settle()
+      } catch {
+        // The live file is locked or failing: the leases stay, and the next tick tries again.
+      }
+    }, this.options.settleEveryMs ?? 1000)
+    this.#timer.unref()
+  }
+
+  /** Stops the timer and settles every lease, waiting for the live file's lock if need be. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer)
+    this.#timer = undefined
+    try {
+      this.settle()
+    } catch (error) {
+      if (!isBusy(error)) throw error
+      await this.#whenFree(() => this.settle())
+    }
   }
 }
 
 /**
- * Counts requests per organization per UTC minute and month in the shared store. Reserve increments and
- * checks in one IMMEDIATE transaction (rolled back when refused), so several server processes on one file never overshoot;
- * a request whose answer must not count (5xx) is refunded afterwards.
+ * Housekeeping on the live database, as [sql, params] for a writer thread (src/db/writerThread.ts): minute
+ * counters are only needed for the current minute (an hour is kept for `svc top`), month ones are kept for
+ * reporting; lease rows outlive their period only when their process died.
  */
-export class UsageCounter {
-  readonly #reserve: (orgId: number, plan: Plan, now: number) => ReserveResult
-  readonly #refund: (reservation: Reservation) => void
-
-  constructor(
-    db: Db,
-    private readonly clock: Clock,
-  ) {
-    const bump = db
-      .prepare(
-        `INSERT INTO usage_counters (org_id, period, count) VALUES (?, ?, 1)
-         ON CONFLICT (org_id, period) DO UPDATE SET count = count + 1 RETURNING count`,
-      )
-      .pluck()
-    const drop = db.prepare(
-      'UPDATE usage_counters SET count = count - 1 WHERE org_id = ? AND period = ? AND count > 0',
-    )
-    // Count first and undo by rolling back when a limit refuses: the common (allowed) path is two statements.
-    const reserve = db.transaction((orgId: number, plan: Plan, now: number): ReserveResult => {
-      const minute = minutePeriod(now)
-      const month = monthPeriod(now)
-      const counts = {
-        minute: (bump.get(orgId, minute) as number) - 1,
-        month: (bump.get(orgId, month) as number) - 1,
-      }
-      const refusal = limitReached(plan, counts, now)
-      if (refusal) throw new Refused(refusal)
-      return { ok: true, reservation: { orgId, minutePeriod: minute, monthPeriod: month } }
-    })
-    const refund = db.transaction((reservation: Reservation) => {
-      drop.run(reservation.orgId, reservation.minutePeriod)
-      drop.run(reservation.orgId, reservation.monthPeriod)
-    })
-    this.#reserve = (orgId, plan, now) => {
-      try {
-        return reserve.immediate(orgId, plan, now)
-      } catch (error) {
-        if (error instanceof Refused) return error.refusal
-        throw error
-      }
-    }
-    this.#refund = (reservation) => refund.immediate(reservation)
-  }
-
-  reserve(orgId: number, plan: Plan): ReserveResult {
-    return this.#reserve(orgId, plan, this.clock())
-  }
-
-  refund(reservation: Reservation): void {
-    this.#refund(reservation)
-  }
-}
-
-/** Minute counters are only needed for the current minute; the month ones are kept for reporting. */
-export function pruneMinuteCounters(db: Db, now: number): number {
+export function usagePruneStatements(now: number): [sql: string, params: unknown[]][] {
   const keepFrom = Math.floor(now / 60_000) - 60
-  return db
-    .prepare("DELETE FROM usage_counters WHERE period GLOB 'm:*' AND CAST(substr(period, 3) AS INTEGER) < ?")
-    .run(keepFrom).changes
+  return [
+    [
+      "DELETE FROM usage_counters WHERE period GLOB 'm:*' AND CAST(substr(period, 3) AS INTEGER) < ?",
+      [keepFrom],
+    ],
+    [
+      `DELETE FROM usage_leases WHERE (period GLOB 'm:*' AND CAST(substr(period, 3) AS INTEGER) < ?)
+          OR (period GLOB 'M:*' AND period < ?)`,
+      [keepFrom, monthPeriod(now)],
+    ],
+  ]
 }

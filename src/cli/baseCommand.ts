@@ -1,7 +1,7 @@
 import { Command, Flags, type Interfaces } from '@oclif/core'
 import { AccountError } from '../accounts/orgs.js'
 import { type Config, ConfigError, type ConfigOverrides, resolveConfig } from '../config.js'
-import { type Db, openDatabase } from '../db/open.js'
+import { type Db, openStore, type Store } from '../db/open.js'
 import { ImportError } from '../directory/importer.js'
 import { SourceError } from '../directory/sources.js'
 import { PublisherError } from '../scheduling/publishers.js'
@@ -35,16 +35,20 @@ export abstract class SvcCommand extends Command {
     }),
   }
 
-  #db: Db | undefined
+  #store: Store | undefined
 
   protected resolveConfig(overrides: ConfigOverrides): Config {
     return resolveConfig(overrides)
   }
 
-  protected async openStore(flags: { db?: string; config?: string }): Promise<{ db: Db; config: Config }> {
+  /** Both files of the store (src/db/open.ts); `db` is the main one. Closed when the command ends. */
+  protected async openStore(flags: {
+    db?: string
+    config?: string
+  }): Promise<{ db: Db; store: Store; config: Config }> {
     const config = this.resolveConfig({ db: flags.db, config: flags.config })
-    this.#db = openDatabase(config.db)
-    return { db: this.#db, config }
+    this.#store = openStore(config)
+    return { db: this.#store.db, store: this.#store, config }
   }
 
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
@@ -53,7 +57,7 @@ export abstract class SvcCommand extends Command {
   }
 
   protected override async finally(error: Error | undefined): Promise<unknown> {
-    this.#db?.close()
+    this.#store?.close()
     return super.finally(error)
   }
 }

@@ -1,33 +1,56 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { liveDatabasePath, openLiveStore } from './live.js'
 import { migrate } from './migrate.js'
+import { MIGRATIONS } from './migrations.js'
+import { type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
 
-export type Db = Database.Database
+export type { Db, OpenOptions } from './sqlite.js'
 
-export interface OpenOptions {
-  /** Open without writing anything, migrations included (for `svc top` and read-only tools). */
-  readonly?: boolean
-  /** How long a statement waits for another process's write lock before failing. */
-  busyTimeoutMs?: number
-}
-
-/** Opens the store in WAL mode and brings its schema up to date. Safe for several processes at once. */
+/**
+ * Opens the main database in WAL mode and brings its schema up to date. Safe for several processes at once.
+ * Steps that move tables into the live database (src/db/live.ts) create and migrate that file first.
+ */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  if (!options.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, {
-    readonly: options.readonly ?? false,
-    fileMustExist: options.readonly ?? false,
-  })
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  const db = openSqliteFile(path, options)
   if (!options.readonly) {
-    db.pragma('journal_mode = WAL')
-    // In WAL mode NORMAL survives a process crash; only an OS crash can lose the last commits.
-    db.pragma('synchronous = NORMAL')
-    db.pragma('foreign_keys = ON')
-    migrate(db)
+    let livePath: string | undefined
+    migrate(db, MIGRATIONS, {
+      livePath: () => {
+        if (livePath === undefined) {
+          openLiveStore({ db: path }).close()
+          livePath = liveDatabasePath(path)
+        }
+        return livePath
+      },
+    })
   }
   return db
+}
+
+/** The two files of one store: `db` (main: accounts, domain data) and `live` (what each request writes). */
+export interface Store {
+  db: Db
+  live: Db
+  close(): void
+}
+
+export function openStore(config: { db: string }, options: OpenOptions = {}): Store {
+  const db = openDatabase(config.db, options)
+  let live: Db
+  try {
+    live = openLiveStore(config, options)
+  } catch (error) {
+    db.close()
+    throw error
+  }
+  return {
+    db,
+    live,
+    close() {
+      live.close()
+      db.close()
+    },
+  }
 }
 
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CORRUPT|NOTADB|CANTOPEN|FULL|PROTOCOL|READONLY)/

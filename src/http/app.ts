@@ -20,11 +20,14 @@ import type { RequestState } from './state.js'
 
 export interface AppOptions {
   db: Db
+  /** Where each request's writes go (src/db/live.ts), so a long write on `db` never holds a request up. */
+  live: Db
   config: Config
   clock: Clock
   /** Where unexpected faults are reported (never with request secrets). */
   onInternalError?: (error: unknown) => void
-  requestLog?: { flushEveryMs?: number }
+  requestLog?: { flushEveryMs?: number; busyTimeoutMs?: number }
+  usage?: { settleEveryMs?: number; busyTimeoutMs?: number }
   /** Settings of every remote source client (timeouts, retry waits); tests shorten them. */
   upstream?: UpstreamTuning
   /** A FHIR batch's running-time budget; 60 s unless a test shortens it. */
@@ -35,11 +38,12 @@ export interface App {
   koa: Koa<RequestState>
   routes: Routes
   requestLog: RequestLog
+  usage: UsageCounter
 }
 
 /** request id → compress → errors → negotiate → auth → limits → dispatch, as ARCHITECTURE.md draws it. */
 export function createApp(options: AppOptions): App {
-  const { db, config, clock } = options
+  const { db, live, config, clock } = options
   const routes = new Routes(allEndpoints())
   const terminologySources = new Map(
     Object.entries(config.terminologySources).map(([system, baseUrl]) => [
@@ -56,8 +60,8 @@ export function createApp(options: AppOptions): App {
     upstream: options.upstream ?? {},
     batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
   }
-  const usage = new UsageCounter(db, clock)
-  const requestLog = new RequestLog(db, clock, options.requestLog)
+  const usage = new UsageCounter(live, clock, options.usage)
+  const requestLog = new RequestLog(live.name, clock, options.requestLog)
   const koa = new Koa<RequestState>()
   koa.use(requestContext({ usage, log: requestLog, clock }))
   koa.use(compress({ br: false, deflate: false, gzip: { level: 6 }, threshold: 1024 }))
@@ -71,5 +75,5 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticate({ realm: new URL(config.baseUrl).host, lookup: keyOwnerLookup(db) }))
   koa.use(enforceLimits({ usage, clock, dashboardUrl: config.dashboardUrl }))
   koa.use(dispatch(routes, services))
-  return { koa, routes, requestLog }
+  return { koa, routes, requestLog, usage }
 }

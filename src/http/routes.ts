@@ -64,11 +64,24 @@ function strongEtag(bytes: string): string {
   return `"${createHash('sha256').update(bytes).digest('base64url')}"`
 }
 
+const contentTypes = new Map<string, string>()
+
+/** Koa's type setter looks the charset up in mime-db on every call; per media type the answer never changes. */
+function setType(ctx: Context, mediaType: string): void {
+  const known = contentTypes.get(mediaType)
+  if (known !== undefined) {
+    ctx.set('Content-Type', known)
+    return
+  }
+  ctx.type = mediaType
+  contentTypes.set(mediaType, ctx.response.get('Content-Type') as string)
+}
+
 function render(ctx: Context & { state: RequestState }, response: EndpointResponse): void {
   ctx.status = response.status ?? 200
   for (const [name, value] of Object.entries(response.headers ?? {})) ctx.set(name, value)
   const bytes = response.contentType ? String(response.body) : JSON.stringify(response.body)
-  ctx.type = response.contentType ?? ctx.state.mediaType
+  setType(ctx, response.contentType ?? ctx.state.mediaType)
   if (response.etag) {
     ctx.set('ETag', strongEtag(bytes))
     if (ctx.fresh) {
@@ -100,7 +113,8 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     const response = await invokeEndpoint(
       endpoint,
       {
-        query: ctx.URL.searchParams,
+        // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
+        query: new URLSearchParams(ctx.querystring),
         pathParams,
         body,
         owner: ctx.state.owner,

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Clock } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
-import { type Db, openDatabase } from '../db/open.js'
+import { type Db, openStore } from '../db/open.js'
 import { ensureBundledTerminology } from '../terminology/bundled.js'
 import type { UpstreamTuning } from '../upstream/client.js'
 import { createApp } from './app.js'
@@ -12,7 +12,12 @@ export interface RunningServer {
   url: string
   port: number
   server: Server
+  /** The main database: accounts and domain data. */
   db: Db
+  /** The live database (src/db/live.ts): usage counters, request log, keys' last use. */
+  live: Db
+  /** Writes what is held in memory now: unsettled usage leases and buffered request records. */
+  flush(): Promise<void>
   close(): Promise<void>
 }
 
@@ -27,7 +32,11 @@ export async function startServer(
     batchBudgetMs?: number
   } = {},
 ): Promise<RunningServer> {
-  const db = openDatabase(config.db, { busyTimeoutMs: options.busyTimeoutMs })
+  const store = openStore(config, { busyTimeoutMs: options.busyTimeoutMs })
+  const { db, live } = store
+  // The usage counter waits for the live file's lock asynchronously; SQLite's busy handler would sleep
+  // with the event loop stopped (src/accounts/usage.ts).
+  live.pragma('busy_timeout = 0')
   // Reference terminology is loaded before the first request, so no answer depends on a load in progress.
   ensureBundledTerminology(db, clock())
   // Listen before building the app so links derived from a port-0 config name the bound port.
@@ -38,13 +47,16 @@ export async function startServer(
   const effective = withBoundPort(config, port)
   const app = createApp({
     db,
+    live,
     config: effective,
     clock,
-    requestLog: { flushEveryMs: options.requestLogFlushMs },
+    requestLog: { flushEveryMs: options.requestLogFlushMs, busyTimeoutMs: options.busyTimeoutMs },
+    usage: { busyTimeoutMs: options.busyTimeoutMs },
     upstream: options.upstream,
     batchBudgetMs: options.batchBudgetMs,
   })
   app.requestLog.start()
+  app.usage.start()
   server.on('request', app.koa.callback())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {
@@ -52,11 +64,18 @@ export async function startServer(
     port,
     server,
     db,
+    live,
+    async flush() {
+      app.usage.settle()
+      await app.requestLog.flush()
+    },
     async close() {
       server.closeIdleConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      app.requestLog.stop()
-      db.close()
+      // The log's writer thread first, so that settling the leases does not wait for its lock.
+      await app.requestLog.stop()
+      await app.usage.stop().catch(() => undefined)
+      store.close()
     },
   }
 }

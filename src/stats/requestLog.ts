@@ -1,6 +1,7 @@
-import { pruneMinuteCounters } from '../accounts/usage.js'
+import { usagePruneStatements } from '../accounts/usage.js'
 import type { Clock } from '../clock.js'
-import type { Db } from '../db/open.js'
+import type { Store } from '../db/open.js'
+import { type WriteOp, WriterThread } from '../db/writerThread.js'
 
 export interface RequestRecord {
   requestId: string
@@ -17,101 +18,142 @@ export interface RequestRecord {
 
 export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000
 const PRUNE_EVERY_MS = 60 * 60 * 1000
+/** Rows deleted per flush while pruning, so no one transaction holds the live file's lock for long. */
+const PRUNE_CHUNK = 5000
+/** Records kept in memory while the live file cannot be written; past this the oldest are dropped. */
+const MAX_KEPT = 10_000
+
+const INSERT = `INSERT OR IGNORE INTO request_log
+    (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const TOUCH_KEY = `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?)
+  ON CONFLICT (key_id) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)`
+const PRUNE = `DELETE FROM request_log WHERE rowid IN
+  (SELECT rowid FROM request_log WHERE at < ? ORDER BY at LIMIT ${PRUNE_CHUNK})`
 
 /**
- * Buffers request records in memory and writes them in one transaction per batch, off the request's path.
- * The same flush stamps `last_used_at` on the keys seen and prunes records past the retention period.
+ * Buffers request records in memory and has a writer thread (src/db/writerThread.ts) write them to the live
+ * database (src/db/live.ts) in one transaction per batch, off the event loop: writing a row costs a few
+ * µs of index upkeep, which the request path does not pay. The same batch stamps the last use of the keys
+ * seen and, hourly, prunes records past the retention period (in chunks) and old usage rows.
  */
 export class RequestLog {
   #buffer: RequestRecord[] = []
   #timer: NodeJS.Timeout | undefined
+  #writing: Promise<boolean> | undefined
   #lastPrune = 0
-  readonly #write: (records: RequestRecord[]) => void
+  #pruning = false
+  readonly #writer: WriterThread
 
   constructor(
-    private readonly db: Db,
+    livePath: string,
     private readonly clock: Clock,
-    private readonly options: { flushEveryMs?: number; maxBuffered?: number } = {},
+    private readonly options: { flushEveryMs?: number; maxBuffered?: number; busyTimeoutMs?: number } = {},
   ) {
-    const insert = db.prepare(
-      `INSERT OR IGNORE INTO request_log
-         (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
-       VALUES (@requestId, @at, @orgId, @keyId, @method, @path, @route, @status, @durationMs, @bytes)`,
-    )
-    const touchKey = db.prepare(
-      'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
-    )
-    this.#write = db.transaction((records: RequestRecord[]) => {
-      const lastUse = new Map<string, number>()
-      for (const record of records) {
-        insert.run(record)
-        if (record.keyId) lastUse.set(record.keyId, Math.max(lastUse.get(record.keyId) ?? 0, record.at))
-      }
-      for (const [keyId, at] of lastUse) {
-        const iso = new Date(at).toISOString()
-        touchKey.run(iso, keyId, iso)
-      }
-    })
+    this.#writer = new WriterThread(livePath, { busyTimeoutMs: options.busyTimeoutMs })
   }
 
   start(): void {
-    this.#timer ??= setInterval(() => this.flush(), this.options.flushEveryMs ?? 1000)
+    this.#timer ??= setInterval(() => void this.flush(), this.options.flushEveryMs ?? 1000)
     this.#timer.unref()
   }
 
   record(record: RequestRecord): void {
     this.#buffer.push(record)
-    if (this.#buffer.length >= (this.options.maxBuffered ?? 500)) setImmediate(() => this.flush())
+    if (this.#buffer.length === (this.options.maxBuffered ?? 500)) setImmediate(() => void this.flush())
   }
 
-  /** Writes what is buffered. A store that cannot be written keeps the records for the next try. */
-  flush(): void {
-    if (this.#buffer.length > 0) {
-      const batch = this.#buffer
-      this.#buffer = []
+  /**
+   * Writes what is buffered, in batches of at most `maxBuffered` rows so that no transaction holds the live
+   * file (which lease transactions on the event loop wait for) for long. Resolves once all is written, or
+   * kept for the next try when the store cannot be written. Never rejects.
+   */
+  async flush(): Promise<void> {
+    while (this.#writing) await this.#writing
+    const now = this.clock()
+    if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
+      this.#lastPrune = now
+      this.#pruning = true
+    }
+    let written = true
+    while (written && (this.#buffer.length > 0 || this.#pruning)) {
+      this.#writing = this.#writeBatch(now)
       try {
-        this.#write(batch)
-      } catch {
-        this.#buffer = batch.concat(this.#buffer).slice(-10_000)
-        return
+        written = await this.#writing
+      } finally {
+        this.#writing = undefined
       }
     }
-    this.#pruneWhenDue()
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer)
     this.#timer = undefined
-    this.flush()
+    await this.flush()
+    await this.#writer.close()
   }
 
-  #pruneWhenDue(): void {
-    const now = this.clock()
-    if (now - this.#lastPrune < PRUNE_EVERY_MS) return
-    this.#lastPrune = now
+  /** Writes the oldest buffered rows; false when the store could not be written and they were kept. */
+  async #writeBatch(now: number): Promise<boolean> {
+    const batch = this.#buffer.splice(0, this.options.maxBuffered ?? 500)
+    const sql = [INSERT, TOUCH_KEY]
+    const ops: WriteOp[] = []
+    const lastUse = new Map<string, number>()
+    for (const record of batch) {
+      ops.push([
+        0,
+        [
+          record.requestId,
+          record.at,
+          record.orgId,
+          record.keyId,
+          record.method,
+          record.path,
+          record.route,
+          record.status,
+          record.durationMs,
+          record.bytes,
+        ],
+      ])
+      if (record.keyId) lastUse.set(record.keyId, Math.max(lastUse.get(record.keyId) ?? 0, record.at))
+    }
+    for (const [keyId, at] of lastUse) ops.push([1, [keyId, new Date(at).toISOString()]])
+    const pruneAt = ops.length
+    if (this.#pruning) {
+      ops.push([sql.push(PRUNE) - 1, [now - RETENTION_MS]])
+      for (const [statement, params] of usagePruneStatements(now)) ops.push([sql.push(statement) - 1, params])
+    }
     try {
-      pruneRequestLog(this.db, now)
-      pruneMinuteCounters(this.db, now)
+      const changes = await this.#writer.run({ sql, ops })
+      // Pruning goes on, a chunk per batch, until a chunk comes back short.
+      if (this.#pruning) this.#pruning = (changes[pruneAt] ?? 0) === PRUNE_CHUNK
+      return true
     } catch {
-      // Pruning is housekeeping; the next flush retries.
+      this.#buffer = batch.concat(this.#buffer).slice(-MAX_KEPT)
+      return false
     }
   }
-}
-
-export function pruneRequestLog(db: Db, now: number): number {
-  return db.prepare('DELETE FROM request_log WHERE at < ?').run(now - RETENTION_MS).changes
 }
 
 export interface LoggedRequest extends Omit<RequestRecord, 'orgId'> {
   org: string | null
 }
 
-export function findRequest(db: Db, requestId: string): LoggedRequest | undefined {
-  return db
+/** One logged request by id: the record from the live database, its organization's slug from the main one. */
+export function findRequest(store: Pick<Store, 'db' | 'live'>, requestId: string): LoggedRequest | undefined {
+  const row = store.live
     .prepare(
-      `SELECT r.request_id AS requestId, r.at, o.slug AS org, r.key_id AS keyId, r.method, r.path, r.route,
-              r.status, r.duration_ms AS durationMs, r.bytes
-         FROM request_log r LEFT JOIN organizations o ON o.id = r.org_id WHERE r.request_id = ?`,
+      `SELECT request_id AS requestId, at, org_id AS orgId, key_id AS keyId, method, path, route,
+              status, duration_ms AS durationMs, bytes
+         FROM request_log WHERE request_id = ?`,
     )
-    .get(requestId.toLowerCase()) as LoggedRequest | undefined
+    .get(requestId.toLowerCase()) as RequestRecord | undefined
+  if (!row) return undefined
+  const { orgId, ...rest } = row
+  const org =
+    orgId === null
+      ? null
+      : ((store.db.prepare('SELECT slug FROM organizations WHERE id = ?').pluck().get(orgId) as
+          string | undefined) ?? null)
+  return { ...rest, org }
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { liveDatabasePath, openLiveStore } from '../db/live.js'
 import { type Db, isStoreUnavailable, openDatabase } from '../db/open.js'
 import { emptySnapshot, TopReader, type TopSnapshot, type TopSources } from './topSnapshot.js'
 
@@ -15,9 +16,25 @@ export function openTopSources(dbPath: string): (TopSources & { close(): void })
     if (isStoreUnavailable(error)) return undefined
     throw error
   }
-  // Requests and usage counters are still in the main file; the sidecar live database is opened here once
-  // it exists, and only here.
-  return { main, live: main, close: () => main.close() }
+  // Requests and usage counters are in the live file next to the main one (src/db/live.ts). A store made
+  // before the live file existed, and not opened by a server since, still has them in the main file.
+  if (!existsSync(liveDatabasePath(dbPath))) return { main, live: main, close: () => main.close() }
+  let live: Db
+  try {
+    live = openLiveStore({ db: dbPath }, { readonly: true })
+  } catch (error) {
+    main.close()
+    if (isStoreUnavailable(error)) return undefined
+    throw error
+  }
+  return {
+    main,
+    live,
+    close: () => {
+      live.close()
+      main.close()
+    },
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ export function enforceLimits(deps: {
   return async (ctx, next) => {
     const owner = ctx.state.owner
     if (!owner) return next()
-    const result = deps.usage.reserve(owner.orgId, owner.plan)
+    const result = await deps.usage.reserve(owner.orgId, owner.plan)
     if (!result.ok) {
       const headers = { 'Retry-After': String(result.retryAfterSeconds) }
       if (result.scope === 'month') {

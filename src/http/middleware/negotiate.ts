@@ -40,15 +40,18 @@ export function negotiate(): Middleware<RequestState> {
     // Human documentation pages are HTML; browsers' Accept headers must not be refused there.
     if (ctx.path.startsWith('/docs/')) return next()
     const offers = fhir ? FHIR_OFFERS : API_OFFERS
-    const format = fhir ? ctx.URL.searchParams.get('_format') : null
+    const format = fhir ? new URLSearchParams(ctx.querystring).get('_format') : null
     if (format !== null) {
       const asked = FORMAT_ALIASES[format] ?? stripFhirVersions(format).trim()
       if (!FHIR_OFFERS.includes(asked)) throw notAcceptable(`_format=${format}`)
       ctx.state.mediaType = asked
     } else {
       const accept = ctx.get('Accept').trim()
-      if (accept === '') {
+      if (accept === '' || accept === '*/*') {
         ctx.state.mediaType = offers[0] as string
+      } else if (offers.includes(accept)) {
+        // One plain media type we serve, as most clients send: Negotiator would parse it to the same answer.
+        ctx.state.mediaType = accept
       } else {
         const preferred = new Negotiator({ headers: { accept: stripFhirVersions(accept) } }).mediaType(offers)
         if (!preferred) throw notAcceptable(`Accept: ${accept.slice(0, 100)}`)

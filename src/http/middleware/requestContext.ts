@@ -7,6 +7,24 @@ import type { RequestState } from '../state.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+let prefixMs = -1
+let prefix = ''
+
+/**
+ * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Ids in time order land at the end
+ * of request_log's primary-key index instead of at random pages, which made each logged row several times
+ * dearer. Built from the platform's randomUUID (pooled randomness, about 0.1 µs) with the time written over
+ * its first 13 hex digits and version nibble; the `uuid` package's v7 costs about 7 µs a call.
+ */
+export function timeOrderedUuid(nowMs: number = Date.now()): string {
+  if (nowMs !== prefixMs) {
+    const hex = nowMs.toString(16).padStart(12, '0')
+    prefix = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7`
+    prefixMs = nowMs
+  }
+  return prefix + randomUUID().slice(15)
+}
+
 /** Answers that do not count against a plan: the caller was not served (5xx), not known (401) or refused (429). */
 export const isUncounted = (status: number) => status >= 500 || status === 401 || status === 429
 
@@ -22,7 +40,7 @@ export function requestContext(deps: {
   return async (ctx, next) => {
     const startedAt = deps.clock()
     const started = performance.now()
-    const requestId = randomUUID()
+    const requestId = timeOrderedUuid()
     ctx.state.requestId = requestId
     ctx.set('X-Request-Id', requestId)
     const callerId = ctx.get('X-Request-Id')
@@ -30,7 +48,8 @@ export function requestContext(deps: {
     const socket = ctx.req.socket
     const bytesBefore = socket.bytesWritten
 
-    ctx.res.once('close', () => {
+    // `on`, not `once`: a response closes once, and `once` would wrap the listener for every request.
+    ctx.res.on('close', () => {
       deps.log.record({
         requestId,
         at: startedAt,

@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createKey, keyOwnerLookup, revokeKey } from '../src/accounts/keys.js'
+import { createOrganization, setOrganizationPlan } from '../src/accounts/orgs.js'
+import { openStore, type Store } from '../src/db/open.js'
+
+let dir: string
+let serving: Store
+let admin: Store
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-keys-'))
+  serving = openStore({ db: join(dir, 'svc.db') })
+  // Another connection, as `svc keys revoke` in another process has.
+  admin = openStore({ db: join(dir, 'svc.db') })
+  createOrganization(admin.db, { slug: 'acme' })
+})
+
+afterEach(() => {
+  serving.close()
+  admin.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('the key owner lookup', () => {
+  it('sees a revocation committed elsewhere from the next event-loop turn', async () => {
+    const created = createKey(admin.db, { org: 'acme' })
+    const lookup = keyOwnerLookup(serving.db)
+    expect(lookup(created.key)).toMatchObject({ keyId: created.id, orgSlug: 'acme' })
+    revokeKey(admin, created.id)
+    // Requests read in the turn the revocation committed in were already on the wire: they may pass.
+    expect(lookup(created.key)).toBeDefined()
+    await nextTurn()
+    expect(lookup(created.key)).toBeUndefined()
+  })
+
+  it('sees a plan change made on its own connection from the next turn', async () => {
+    const created = createKey(serving.db, { org: 'acme' })
+    const lookup = keyOwnerLookup(serving.db)
+    expect(lookup(created.key)?.plan.id).toBe('developer')
+    setOrganizationPlan(serving.db, 'acme', 'scale')
+    await nextTurn()
+    expect(lookup(created.key)?.plan).toMatchObject({ id: 'scale', minuteLimit: 3000 })
+  })
+
+  it('finds a key created after an unknown one was asked for', async () => {
+    const lookup = keyOwnerLookup(serving.db)
+    const created = createKey(admin.db, { org: 'acme' })
+    revokeKey(admin, created.id)
+    expect(lookup(created.key)).toBeUndefined()
+    const fresh = createKey(admin.db, { org: 'acme' })
+    await nextTurn()
+    expect(lookup(fresh.key)?.keyId).toBe(fresh.id)
+  })
+})

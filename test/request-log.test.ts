@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { liveDatabasePath } from '../src/db/live.js'
+import { openStore, type Store } from '../src/db/open.js'
+import { RequestLog, type RequestRecord, RETENTION_MS } from '../src/stats/requestLog.js'
+
+let dir: string
+let store: Store
+let log: RequestLog | undefined
+let now: number
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-log-'))
+  store = openStore({ db: join(dir, 'svc.db') })
+  now = Date.parse('2026-11-21T10:00:30Z')
+})
+
+afterEach(async () => {
+  await log?.stop()
+  log = undefined
+  store.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const record = (requestId: string, at: number, keyId: string | null = 'key_a'): RequestRecord => ({
+  requestId,
+  at,
+  orgId: 1,
+  keyId,
+  method: 'GET',
+  path: '/v1/x',
+  route: '/v1/x',
+  status: 200,
+  durationMs: 0.4,
+  bytes: 120,
+})
+const rows = () => store.live.prepare('SELECT count(*) FROM request_log').pluck().get() as number
+
+describe('the request log', () => {
+  it('writes batches on its thread and stamps each key with its latest use', async () => {
+    log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now)
+    log.record(record('01a1fec9-0000-7000-8000-000000000001', now - 2000))
+    log.record(record('01a1fec9-0000-7000-8000-000000000002', now))
+    log.record(record('01a1fec9-0000-7000-8000-000000000003', now - 1000, null))
+    await log.flush()
+    expect(rows()).toBe(3)
+    expect(store.live.prepare('SELECT key_id, last_used_at FROM key_last_used').raw().all()).toEqual([
+      ['key_a', new Date(now).toISOString()],
+    ])
+  })
+
+  it('writes a large buffer in batches, all of it by the time flush resolves', async () => {
+    log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now, { maxBuffered: 100 })
+    for (let i = 0; i < 1234; i++)
+      log.record(record(`01a1fec9-0000-7000-8000-${String(i).padStart(12, '0')}`, now))
+    await log.flush()
+    expect(rows()).toBe(1234)
+  })
+
+  it('keeps the records while the live file cannot be written, and writes them once it can', async () => {
+    log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now, { busyTimeoutMs: 20 })
+    const other = new Database(liveDatabasePath(join(dir, 'svc.db')))
+    other.exec('BEGIN IMMEDIATE')
+    log.record(record('01a1fec9-0000-7000-8000-000000000001', now))
+    await log.flush()
+    other.exec('ROLLBACK')
+    other.close()
+    expect(rows()).toBe(0)
+    await log.flush()
+    expect(rows()).toBe(1)
+  })
+
+  it('prunes records past 30 days in chunks, and old minute counters and dead leases with them', async () => {
+    const old = now - RETENTION_MS - 1
+    store.live.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000)
+      INSERT INTO request_log SELECT 'old-' || i, ${old} - i, 1, NULL, 'GET', '/', NULL, 200, 1, 1 FROM n;
+      INSERT INTO request_log VALUES ('recent', ${now - 1000}, 1, NULL, 'GET', '/', NULL, 200, 1, 1);
+      INSERT INTO usage_counters VALUES (1, 'm:${Math.floor(now / 60_000) - 61}', 5), (1, 'm:${Math.floor(now / 60_000)}', 6),
+        (1, 'M:2026-10', 7);
+      INSERT INTO usage_leases VALUES (1, 'm:${Math.floor(now / 60_000) - 61}', 'dead', 3), (1, 'M:2026-10', 'dead', 3),
+        (1, 'M:2026-11', 'dead', 3);
+    `)
+    log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now)
+    // Chunks of 5,000 in transactions of their own, until one comes back short.
+    await log.flush()
+    expect(store.live.prepare('SELECT request_id FROM request_log').pluck().all()).toEqual(['recent'])
+    expect(store.live.prepare('SELECT period FROM usage_counters ORDER BY period').pluck().all()).toEqual([
+      'M:2026-10',
+      `m:${Math.floor(now / 60_000)}`,
+    ])
+    expect(store.live.prepare('SELECT period FROM usage_leases').pluck().all()).toEqual(['M:2026-11'])
+  })
+})
