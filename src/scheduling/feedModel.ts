@@ -180,7 +180,7 @@ export class FeedModel {
       group,
       serviceTypes: uniqueCodings(conceptCodings(resource.serviceType)),
       specialties: uniqueCodings([...(provider?.specialties ?? []), ...scheduleSpecialties]),
-      accepting: readAcceptingPatients(resource),
+      accepting: readAcceptingPatients(extensions),
     }
   }
 }

@@ -229,9 +229,8 @@ export function parseReference(value: unknown): [type: string, id: string] | und
   return match ? [match[1] as string, match[2] as string] : undefined
 }
 
-export function readAcceptingPatients(resource: Json): AcceptingPatients | undefined {
-  const extension = extensionsByName(resource).get('patient-type')?.[0]
-  const code = readCoding(extension?.valueCoding)?.code
+export function readAcceptingPatients(extensions: Map<string, Json[]>): AcceptingPatients | undefined {
+  const code = readCoding(extensions.get('patient-type')?.[0]?.valueCoding)?.code
   return ACCEPTING_PATIENTS.find((known) => known === code)
 }
 
@@ -308,7 +307,7 @@ export function readSlot(resource: Json): SlotRecord | string {
   const appointmentType = isObject(resource.appointmentType)
     ? (conceptCodings([resource.appointmentType])[0]?.code ?? asString(resource.appointmentType.text))
     : undefined
-  const accepting = readAcceptingPatients(resource)
+  const accepting = readAcceptingPatients(extensions)
   const bookingLink = asString(extensions.get('booking-deep-link')?.[0]?.valueUrl)
   const bookingPhone = readBookingPhone(extensions)
   const capacity = extensions.get('slot-capacity')?.[0]?.valueInteger
