@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { Clock } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
 import { type Db, openStore } from '../db/open.js'
+import { seriesIndex } from '../scheduling/seriesIndex.js'
 import { ensureBundledTerminology } from '../terminology/bundled.js'
 import type { UpstreamTuning } from '../upstream/client.js'
 import { createApp } from './app.js'
@@ -39,6 +40,8 @@ export async function startServer(
   live.pragma('busy_timeout = 0')
   // Reference terminology is loaded before the first request, so no answer depends on a load in progress.
   ensureBundledTerminology(db, clock())
+  // Slot search holds every series in memory; load them now rather than on the first search.
+  seriesIndex(db).refresh()
   // Listen before building the app so links derived from a port-0 config name the bound port.
   const server = createServer()
   server.listen(config.port, config.host)

@@ -185,7 +185,7 @@ export class SeriesIndex {
 
   /** The served series matching every filter, after bringing changed publishers up to date. */
   match(filters: SeriesFilters): Series[] {
-    this.#refresh()
+    this.refresh()
     const found: Series[] = []
     for (const [slug, partition] of this.#partitions) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
@@ -194,7 +194,8 @@ export class SeriesIndex {
     return found
   }
 
-  #refresh() {
+  /** Brings changed publishers up to date (every search does, first). */
+  refresh() {
     const publishers = cachedStatement(
       this.db,
       'SELECT slug, enabled, synced_at AS syncedAt FROM publishers',
