@@ -3,6 +3,7 @@ import type { Db, Store } from '../db/open.js'
 import { displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
 import { AccountError, requireOrganization } from './orgs.js'
 import type { Plan } from './plans.js'
+import { watchChanges } from '../db/changes.js'
 
 export interface ApiKeyRecord {
   id: string
@@ -99,10 +100,8 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
        FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.id = o.plan_id
       WHERE k.secret_sha256 = ? AND k.revoked_at IS NULL`,
   )
-  const version = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw()
+  const changed = watchChanges(db)
   const remembered = new Map<string, KeyOwner>()
-  let seenVersion = -1
-  let seenChanges = -1
   let checkedThisTurn = false
   const nextTurn = () => {
     checkedThisTurn = false
@@ -111,12 +110,7 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
     if (!checkedThisTurn) {
       checkedThisTurn = true
       setImmediate(nextTurn)
-      const [dataVersion, changes] = version.get() as [number, number]
-      if (dataVersion !== seenVersion || changes !== seenChanges) {
-        remembered.clear()
-        seenVersion = dataVersion
-        seenChanges = changes
-      }
+      if (changed()) remembered.clear()
     }
     if (remembered.size >= REMEMBERED_KEYS) remembered.clear()
     const known = remembered.get(key)

@@ -1,3 +1,4 @@
+import { watchChanges } from '../db/changes.js'
 import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
@@ -180,8 +181,11 @@ export const statusIndex = (status: SlotStatus) => SLOT_STATUSES.indexOf(status)
 
 export class SeriesIndex {
   readonly #partitions = new Map<string, Partition>()
+  readonly #changed: () => boolean
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.#changed = watchChanges(db)
+  }
 
   /** The served series matching every filter, after bringing changed publishers up to date. */
   match(filters: SeriesFilters): Series[] {
@@ -194,8 +198,9 @@ export class SeriesIndex {
     return found
   }
 
-  /** Brings changed publishers up to date (every search does, first). */
+  /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
   refresh() {
+    if (!this.#changed()) return
     const publishers = cachedStatement(
       this.db,
       'SELECT slug, enabled, synced_at AS syncedAt FROM publishers',
