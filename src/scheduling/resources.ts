@@ -88,10 +88,10 @@ export function readCoding(value: unknown): Coding | undefined {
   if (!isObject(value)) return undefined
   const code = asString(value.code)
   if (!code) return undefined
-  const coding: Coding = { code }
   const system = asString(value.system)
   const display = asString(value.display)
-  if (system) coding.system = system
+  // Members in the order the spec lists them: system, code, display.
+  const coding: Coding = system ? { system, code } : { code }
   if (display) coding.display = display
   return coding
 }
