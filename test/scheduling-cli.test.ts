@@ -40,6 +40,13 @@ describe('svc import publishers', () => {
     expect(report).toMatchObject({ outcome: 'skipped' }) // fetched less than a minute ago
   })
 
+  it('stores a relative manifest path as an absolute one, so a sync started elsewhere finds it', async () => {
+    const added = await runCliJson(['publishers', 'add', 'relative', '--manifest', 'feed/$bulk-publish'], env)
+    // The CLI runs in the test's working directory: the path resolves against it.
+    expect(added.manifestUrl).toBe(join(process.cwd(), 'feed', '$bulk-publish'))
+    await runCliJson(['publishers', 'remove', 'relative'], env)
+  })
+
   it('removes a publisher and its slots in one step', async () => {
     await runCliJson(['publishers', 'remove', 'broken'], env)
     const list = await runCliJson<{ slug: string }[]>(['publishers', 'list'], env)

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 import { SvcCommand } from '../../src/cli/baseCommand.js'
+import { storedManifestLocation } from '../../src/scheduling/feed.js'
 import { addPublisher } from '../../src/scheduling/publishers.js'
 
 export default class PublishersAdd extends SvcCommand {
@@ -12,7 +13,7 @@ export default class PublishersAdd extends SvcCommand {
   static override flags = {
     manifest: Flags.string({
       required: true,
-      description: 'manifest URL (http, https, file://) or file path',
+      description: 'manifest URL (http, https, file://) or file path (stored as an absolute path)',
     }),
     name: Flags.string({ description: 'display name (default: the slug)' }),
     disabled: Flags.boolean({ description: 'register without syncing or serving it yet', default: false }),
@@ -23,7 +24,7 @@ export default class PublishersAdd extends SvcCommand {
     const { db } = await this.openStore(flags)
     const publisher = addPublisher(db, {
       slug: args.slug,
-      manifestUrl: flags.manifest,
+      manifestUrl: storedManifestLocation(flags.manifest),
       displayName: flags.name,
       enabled: !flags.disabled,
     })

@@ -49,6 +49,11 @@ export function feedUrl(location: string): URL {
   return pathToFileURL(isAbsolute(location) ? location : resolve(location))
 }
 
+/** A manifest location as it is stored: URLs as given, file paths made absolute (the sync may run elsewhere). */
+export function storedManifestLocation(location: string): string {
+  return /^(https?|file):/i.test(location) ? location : resolve(location)
+}
+
 const isFile = (url: URL) => url.protocol === 'file:'
 
 /**
