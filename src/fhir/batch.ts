@@ -3,6 +3,7 @@ import type { KeyOwner } from '../accounts/keys.js'
 import { type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
 import { isStoreUnavailable } from '../db/open.js'
 import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
+import { JsonText, toJson } from '../http/json.js'
 import { storeUnavailable } from '../http/middleware/renderErrors.js'
 import { methodNotAllowed, notFound } from '../http/routes.js'
 
@@ -43,6 +44,8 @@ function readBundle(body: unknown): BatchEntry[] {
 }
 
 type EntryResult = { status: number; resource: unknown }
+
+const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`.trim()
 
 function failure(error: ApiError): EntryResult {
   // Entries have no headers: a throttled source answers 503 and the caller retries after 2 seconds.
@@ -110,31 +113,42 @@ export async function runBatch(
   services: Services,
   context: { owner: KeyOwner | undefined; requestId: string },
   budgetMs: number,
-): Promise<Record<string, unknown>> {
+): Promise<JsonText> {
   const entries = readBundle(body)
-  const deadline = AbortSignal.timeout(budgetMs)
+  // A timer of our own, cleared when the batch is done: AbortSignal.timeout's cannot be, and would hold
+  // the batch's promises (every entry's race) in memory for the whole budget after the answer went out.
+  const deadline = new AbortController()
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The batch budget ran out', 'TimeoutError')),
+    budgetMs,
+  )
   const expired = new Promise<EntryResult>((resolve) => {
-    const timedOut = () =>
-      resolve(
-        entryFailure(
-          504,
-          `The batch's ${budgetMs / 1000} s budget ran out before this entry finished`,
-          'timeout',
+    deadline.signal.addEventListener(
+      'abort',
+      () =>
+        resolve(
+          entryFailure(
+            504,
+            `The batch's ${budgetMs / 1000} s budget ran out before this entry finished`,
+            'timeout',
+          ),
         ),
-      )
-    if (deadline.aborted) timedOut()
-    else deadline.addEventListener('abort', timedOut, { once: true })
+      { once: true },
+    )
   })
+  const entryContext = { ...context, signal: deadline.signal }
   const results: EntryResult[] = []
-  for (const entry of entries) {
-    results.push(await Promise.race([runEntry(entry, services, { ...context, signal: deadline }), expired]))
+  try {
+    for (const entry of entries) {
+      results.push(await Promise.race([runEntry(entry, services, entryContext), expired]))
+    }
+  } finally {
+    clearTimeout(timer)
   }
-  return {
-    resourceType: 'Bundle',
-    type: 'batch-response',
-    entry: results.map((result) => ({
-      resource: result.resource,
-      response: { status: `${result.status} ${STATUS_CODES[result.status] ?? ''}`.trim() },
-    })),
-  }
+  // Spliced from each entry's text: a remembered answer is serialized already (src/http/json.ts).
+  const entryTexts = results.map((result) => {
+    const resource = result.resource === undefined ? '' : `"resource":${toJson(result.resource)},`
+    return `{${resource}"response":{"status":${JSON.stringify(statusLine(result.status))}}}`
+  })
+  return new JsonText(`{"resourceType":"Bundle","type":"batch-response","entry":[${entryTexts.join(',')}]}`)
 }

@@ -4,6 +4,7 @@ import type { Context, Middleware } from 'koa'
 import { type Endpoint, type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
 import { readJsonBody } from './body.js'
 import { ApiError, errorShapeFor } from './errors.js'
+import { toJson } from './json.js'
 import type { RequestState } from './state.js'
 
 export type Resolution =
@@ -100,7 +101,7 @@ function setType(ctx: Context, mediaType: string): void {
 function render(ctx: Context & { state: RequestState }, response: EndpointResponse): void {
   ctx.status = response.status ?? 200
   for (const [name, value] of Object.entries(response.headers ?? {})) ctx.set(name, value)
-  const bytes = response.contentType ? String(response.body) : JSON.stringify(response.body)
+  const bytes = response.contentType ? String(response.body) : toJson(response.body)
   setType(ctx, response.contentType ?? ctx.state.mediaType)
   if (response.etag) {
     ctx.set('ETag', strongEtag(bytes))

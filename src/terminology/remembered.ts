@@ -1,5 +1,6 @@
 import { changeGeneration } from '../db/changes.js'
 import type { Db } from '../db/open.js'
+import { keepWhole } from '../http/json.js'
 import type { PropertyValue } from './model.js'
 import {
   type CodeSystemRow,
@@ -23,14 +24,6 @@ const MAX_RELEASES = 1024
 const MAX_CONCEPTS = 10_000
 /** Distinct questions (property lists) whose answers are kept per concept. */
 const MAX_ANSWERS = 8
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner)
-    Object.freeze(value)
-  }
-  return value
-}
 
 /** A concept of one release, with what $lookup may ask of it, each read on first use. */
 export class RememberedConcept {
@@ -62,10 +55,10 @@ export class RememberedConcept {
 
   /**
    * An answer made from this concept and its release alone, kept for the next identical question: such an
-   * answer never changes. Frozen, since every caller asking the same question gets the same object.
+   * answer never changes. Kept whole (frozen, serialized once): every caller asking gets the same object.
    */
-  answer<T>(question: string, build: () => T): T {
-    if (!this.#answers.has(question)) remember(this.#answers, MAX_ANSWERS, question, deepFreeze(build()))
+  answer<T extends object>(question: string, build: () => T): T {
+    if (!this.#answers.has(question)) remember(this.#answers, MAX_ANSWERS, question, keepWhole(build()))
     return this.#answers.get(question) as T
   }
 }
