@@ -236,6 +236,18 @@ function describeReceived(raw: unknown): string {
   return ` (got "${text.length > 60 ? `${text.slice(0, 57)}...` : text}")`
 }
 
+/** A shape's entries, listed once: every request of an endpoint walks them. */
+const shapeEntries = new WeakMap<ParamShape, [string, ParamSpec][]>()
+
+function declarationsOf(shape: ParamShape): [string, ParamSpec][] {
+  let entries = shapeEntries.get(shape)
+  if (!entries) {
+    entries = Object.entries(shape)
+    shapeEntries.set(shape, entries)
+  }
+  return entries
+}
+
 type ParseResult = ReturnType<z.ZodType['safeParse']>
 
 /** What an absent parameter parses to (undefined, its default, or "required"), by declaration. */
@@ -277,10 +289,10 @@ export function checkParams<P extends ParamShape>(
   if (nameIssues.length > 0) return { ok: false, issues: nameIssues }
 
   const issues: ParamIssue[] = [...(found.values ?? [])]
-  const faulty = new Set(issues.map((issue) => issue.path[0]))
+  const faulty = issues.length > 0 ? new Set(issues.map((issue) => issue.path[0])) : undefined
   const values: Record<string, unknown> = {}
-  for (const [name, declared] of Object.entries(shape)) {
-    if (faulty.has(name)) continue
+  for (const [name, declared] of declarationsOf(shape)) {
+    if (faulty?.has(name)) continue
     const given = raw.get(name)
     if (declared.maxRepeats !== undefined && given && given.length > declared.maxRepeats) {
       issues.push({
