@@ -57,6 +57,37 @@ function entryFailure(status: 400 | 504, message: string, code?: string): EntryR
   return failure(new ApiError(status, { detail: message, fhirCode: code }))
 }
 
+const ENTRY_BASE = `http://base${FHIR_BASE}/`
+/** Resolved entry paths kept; past this the oldest is forgotten. */
+const REMEMBERED_PATHS = 1024
+const resolvedPaths = new Map<string, { host: string; pathname: string }>()
+
+/**
+ * An entry's URL, resolved against the base like any relative URL. Entries of one batch mostly name the
+ * same path with different queries, so the path is resolved once per text and the query read on its own:
+ * that gives the parameters the whole URL's searchParams would, as long as the URL has no spaces or control
+ * characters (which the URL parser strips or encodes); such a URL is parsed whole.
+ */
+export function entryTarget(url: string): { host: string; pathname: string; query: URLSearchParams } {
+  const relative = url.replace(/^\/+/, '')
+  if (/[\x00-\x20\x7f]/.test(relative)) {
+    const whole = new URL(relative, ENTRY_BASE)
+    return { host: whole.host, pathname: whole.pathname, query: whole.searchParams }
+  }
+  const end = relative.search(/[?#]/)
+  const path = end === -1 ? relative : relative.slice(0, end)
+  let resolved = resolvedPaths.get(path)
+  if (!resolved) {
+    const { host, pathname } = new URL(path, ENTRY_BASE)
+    resolved = { host, pathname }
+    if (resolvedPaths.size >= REMEMBERED_PATHS)
+      resolvedPaths.delete(resolvedPaths.keys().next().value as string)
+    resolvedPaths.set(path, resolved)
+  }
+  const query = end !== -1 && relative[end] === '?' ? relative.slice(end + 1).split('#', 1)[0] : ''
+  return { host: resolved.host, pathname: resolved.pathname, query: new URLSearchParams(query) }
+}
+
 async function runEntry(
   entry: BatchEntry,
   services: Services,
@@ -67,7 +98,7 @@ async function runEntry(
   if (typeof method !== 'string' || typeof url !== 'string' || url === '') {
     return entryFailure(400, 'Each entry needs request.method and a request.url relative to the base')
   }
-  const target = new URL(url.replace(/^\/+/, ''), `http://base${FHIR_BASE}/`)
+  const target = entryTarget(url)
   if (target.pathname.includes('$reconcile-medications')) {
     return entryFailure(
       400,
@@ -91,7 +122,7 @@ async function runEntry(
     const response: EndpointResponse = await invokeEndpoint(
       resolution.endpoint,
       {
-        query: target.searchParams,
+        query: target.query,
         pathParams: resolution.pathParams,
         body: resolution.endpoint.body ? entry.resource : undefined,
         ...context,
