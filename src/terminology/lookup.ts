@@ -137,12 +137,12 @@ function lookupAnswer(system: CodeSystemRow, remembered: RememberedConcept, want
   ])
 }
 
-/** CodeSystem/$lookup: from the store, or forwarded to the system's own source. */
-export async function lookup(
+/** CodeSystem/$lookup: from the store (answered at once), or forwarded to the system's own source. */
+export function lookup(
   services: Services,
   input: LookupInput,
   signal: AbortSignal,
-): Promise<EndpointResponse> {
+): EndpointResponse | Promise<EndpointResponse> {
   const asked = askedCoding(input)
   const codeParameter = input.coding ? 'coding' : 'code'
   const resolved = resolveCodeSystem(
