@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { entryTarget } from '../src/fhir/batch.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
 let t: TestServer
@@ -109,5 +110,35 @@ describe('FHIR batch', () => {
   it('is listed in the CapabilityStatement', async () => {
     const statement = (await t.get('/v1/fhir/r4/metadata', bearer(t.key))).json
     expect(statement.rest[0].interaction).toContainEqual({ code: 'batch' })
+  })
+})
+
+describe('entryTarget', () => {
+  it('reads an entry URL as the whole URL parser would, path resolved and query alike', () => {
+    const base = 'http://base/v1/fhir/r4/'
+    const urls = [
+      'CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207K00000X&property=parent',
+      '/CodeSystem/$lookup?code=a+b&code=%20c%zz&x=é&y="<\'>"',
+      'Location?name=x#fragment?not=query',
+      'Location#only?fragment',
+      '../../../v1/other?a=1',
+      'Location/./1/../2?',
+      '?_format=json',
+      'http://elsewhere/v1/fhir/r4/metadata?a=1',
+      'Location\\1?a=b',
+      'Location?a=1\t2&b=\n3 ',
+      ' Location?a=1 ',
+    ]
+    for (const url of urls) {
+      const whole = new URL(url.replace(/^\/+/, ''), base)
+      const target = entryTarget(url)
+      expect({ host: target.host, pathname: target.pathname, query: [...target.query] }).toEqual({
+        host: whole.host,
+        pathname: whole.pathname,
+        query: [...whole.searchParams],
+      })
+      // Asked twice: the remembered path answers the same.
+      expect(entryTarget(url).pathname).toBe(whole.pathname)
+    }
   })
 })

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { Db, Store } from '../db/open.js'
+import { changeGeneration } from '../db/changes.js'
 import { displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
 import { AccountError, requireOrganization } from './orgs.js'
 import type { Plan } from './plans.js'
-import { watchChanges } from '../db/changes.js'
 
 export interface ApiKeyRecord {
   id: string
@@ -86,12 +86,9 @@ const REMEMBERED_KEYS = 10_000
 /**
  * Returns a lookup bound to one connection; statements are prepared once. Owners are remembered in memory
  * (by the secret: it is in memory for the request anyway and never leaves the process) and forgotten as soon
- * as the main database changes: `data_version` moves on a commit by any other connection or process (a
- * revocation by `svc keys revoke`, a plan change), `total_changes()` on one by this connection.
- *
- * That check is a read transaction on the main file (a few µs of file locking), so it runs once per
- * event-loop turn, not per request: every request read from the network in a later turn than a revocation's
- * commit is refused. Requests read in the same turn were already on the wire when it committed.
+ * as the main database changes (src/db/changes.ts): a revocation by `svc keys revoke` in another process or
+ * a plan change refuses every request read from the network in a later event-loop turn than its commit.
+ * Requests read in the same turn were already on the wire when it committed.
  */
 export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const statement = db.prepare(
@@ -100,17 +97,13 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
        FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.id = o.plan_id
       WHERE k.secret_sha256 = ? AND k.revoked_at IS NULL`,
   )
-  const changed = watchChanges(db)
   const remembered = new Map<string, KeyOwner>()
-  let checkedThisTurn = false
-  const nextTurn = () => {
-    checkedThisTurn = false
-  }
+  let seenGeneration = -1
   return (key) => {
-    if (!checkedThisTurn) {
-      checkedThisTurn = true
-      setImmediate(nextTurn)
-      if (changed()) remembered.clear()
+    const generation = changeGeneration(db)
+    if (generation !== seenGeneration) {
+      remembered.clear()
+      seenGeneration = generation
     }
     if (remembered.size >= REMEMBERED_KEYS) remembered.clear()
     const known = remembered.get(key)

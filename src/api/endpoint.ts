@@ -128,13 +128,15 @@ export interface Invocation {
 
 /**
  * Runs one endpoint exactly as the HTTP route and the batch dispatcher both do: strict parameters,
- * then the handler. Throws ApiError for every refusal.
+ * then the handler. Throws ApiError for every refusal (synchronously, or as the rejection of a handler
+ * that waits). A handler that answers at once is answered at once: a batch runs its entries without a
+ * promise each.
  */
-export async function invokeEndpoint(
+export function invokeEndpoint(
   endpoint: Endpoint,
   invocation: Invocation,
   services: Services,
-): Promise<EndpointResponse> {
+): EndpointResponse | Promise<EndpointResponse> {
   let raw = groupQuery(invocation.query)
   let found = {}
   if (endpoint.body?.parameters) {

@@ -236,6 +236,35 @@ function describeReceived(raw: unknown): string {
   return ` (got "${text.length > 60 ? `${text.slice(0, 57)}...` : text}")`
 }
 
+/** A shape's entries, listed once: every request of an endpoint walks them. */
+const shapeEntries = new WeakMap<ParamShape, [string, ParamSpec][]>()
+
+function declarationsOf(shape: ParamShape): [string, ParamSpec][] {
+  let entries = shapeEntries.get(shape)
+  if (!entries) {
+    entries = Object.entries(shape)
+    shapeEntries.set(shape, entries)
+  }
+  return entries
+}
+
+type ParseResult = ReturnType<z.ZodType['safeParse']>
+
+/** What an absent parameter parses to (undefined, its default, or "required"), by declaration. */
+const absentResults = new WeakMap<ParamSpec, ParseResult>()
+
+/** Most declared parameters are absent from a given request; their outcome never changes, so it is kept. */
+function parseAbsent(declared: ParamSpec): ParseResult {
+  let result = absentResults.get(declared)
+  if (!result) {
+    result = declared.schema.safeParse(undefined)
+    // An object default (a list, say) is made afresh for each request: a handler may change its copy.
+    const shared = !result.success || typeof result.data !== 'object' || result.data === null
+    if (shared) absentResults.set(declared, result)
+  }
+  return result
+}
+
 /**
  * Checks names first (undeclared and repeated ones, all at once), then every value; returns the parsed
  * values or every issue found. `found` carries issues already seen while reading a body.
@@ -245,13 +274,13 @@ export function checkParams<P extends ParamShape>(
   raw: RawParams,
   found: { names?: ParamIssue[]; values?: ParamIssue[] } = {},
 ): { ok: true; values: ParamValues<P> } | { ok: false; issues: ParamIssue[] } {
-  const accepted = Object.keys(shape)
-  const acceptedText =
-    accepted.length > 0 ? `accepted parameters: ${accepted.join(', ')}` : 'this path takes no parameters'
   const nameIssues: ParamIssue[] = [...(found.names ?? [])]
   for (const [name, values] of raw) {
     const declared = shape[name]
     if (!declared) {
+      const accepted = Object.keys(shape)
+      const acceptedText =
+        accepted.length > 0 ? `accepted parameters: ${accepted.join(', ')}` : 'this path takes no parameters'
       nameIssues.push({ path: [name], message: `Unknown parameter "${name}"; ${acceptedText}` })
     } else if (!declared.repeatable && values.length > 1) {
       nameIssues.push({ path: [name], message: `Parameter "${name}" is repeated; give it once` })
@@ -260,10 +289,10 @@ export function checkParams<P extends ParamShape>(
   if (nameIssues.length > 0) return { ok: false, issues: nameIssues }
 
   const issues: ParamIssue[] = [...(found.values ?? [])]
-  const faulty = new Set(issues.map((issue) => issue.path[0]))
+  const faulty = issues.length > 0 ? new Set(issues.map((issue) => issue.path[0])) : undefined
   const values: Record<string, unknown> = {}
-  for (const [name, declared] of Object.entries(shape)) {
-    if (faulty.has(name)) continue
+  for (const [name, declared] of declarationsOf(shape)) {
+    if (faulty?.has(name)) continue
     const given = raw.get(name)
     if (declared.maxRepeats !== undefined && given && given.length > declared.maxRepeats) {
       issues.push({
@@ -274,7 +303,7 @@ export function checkParams<P extends ParamShape>(
       continue
     }
     const input = declared.repeatable ? given : given?.[0]
-    const result = declared.schema.safeParse(input)
+    const result = input === undefined ? parseAbsent(declared) : declared.schema.safeParse(input)
     if (result.success) {
       values[name] = result.data
     } else {

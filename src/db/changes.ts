@@ -1,19 +1,60 @@
-import type { Db } from './open.js'
+import type { Db } from './sqlite.js'
+
+interface Watch {
+  read: () => [dataVersion: number, changes: number]
+  changes: () => number
+  dataVersion: number
+  totalChanges: number
+  generation: number
+  checkedThisTurn: boolean
+}
+
+const watches = new WeakMap<Db, Watch>()
+
+function watchOf(db: Db): Watch {
+  let watch = watches.get(db)
+  if (!watch) {
+    const both = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw()
+    const own = db.prepare('SELECT total_changes()').pluck()
+    const [dataVersion, totalChanges] = both.get() as [number, number]
+    watch = {
+      read: () => both.get() as [number, number],
+      changes: () => own.get() as number,
+      dataVersion,
+      totalChanges,
+      generation: 0,
+      checkedThisTurn: false,
+    }
+    watches.set(db, watch)
+  }
+  return watch
+}
 
 /**
- * Tells whether the main database may have changed since the last call, so that what a process keeps in
- * memory can be dropped at once: `data_version` moves on a commit by any other connection or process,
- * `total_changes()` on one by this connection. A few µs (a read of the file's header under its lock).
+ * A number that moves whenever the database may have changed since it was last read, for in-memory caches
+ * of what it holds to know when to forget. `total_changes()` (a commit on this connection) is checked on
+ * every call: it costs no file access. `data_version` (a commit by any other connection or process: an
+ * import, `svc keys revoke`) opens a read transaction on the file, a few µs of locking, so it is read once
+ * per event-loop turn: whatever is handled in a later turn than another process's commit sees it; work
+ * already under way in that turn (requests on the wire, a batch's entries) answers as it would have just before.
  */
-export function watchChanges(db: Db): () => boolean {
-  const version = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw()
-  let seenVersion = -1
-  let seenChanges = -1
-  return () => {
-    const [dataVersion, changes] = version.get() as [number, number]
-    if (dataVersion === seenVersion && changes === seenChanges) return false
-    seenVersion = dataVersion
-    seenChanges = changes
-    return true
+export function changeGeneration(db: Db): number {
+  const watch = watchOf(db)
+  let dataVersion = watch.dataVersion
+  let totalChanges: number
+  if (watch.checkedThisTurn) {
+    totalChanges = watch.changes()
+  } else {
+    watch.checkedThisTurn = true
+    setImmediate(() => {
+      watch.checkedThisTurn = false
+    })
+    ;[dataVersion, totalChanges] = watch.read()
   }
+  if (dataVersion !== watch.dataVersion || totalChanges !== watch.totalChanges) {
+    watch.dataVersion = dataVersion
+    watch.totalChanges = totalChanges
+    watch.generation++
+  }
+  return watch.generation
 }

@@ -3,6 +3,7 @@ import type { KeyOwner } from '../accounts/keys.js'
 import { type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
 import { isStoreUnavailable } from '../db/open.js'
 import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
+import { JsonText, toJson } from '../http/json.js'
 import { storeUnavailable } from '../http/middleware/renderErrors.js'
 import { methodNotAllowed, notFound } from '../http/routes.js'
 
@@ -44,6 +45,8 @@ function readBundle(body: unknown): BatchEntry[] {
 
 type EntryResult = { status: number; resource: unknown }
 
+const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`.trim()
+
 function failure(error: ApiError): EntryResult {
   // Entries have no headers: a throttled source answers 503 and the caller retries after 2 seconds.
   const status = error.status === 429 ? 503 : error.status
@@ -54,17 +57,49 @@ function entryFailure(status: 400 | 504, message: string, code?: string): EntryR
   return failure(new ApiError(status, { detail: message, fhirCode: code }))
 }
 
-async function runEntry(
+const ENTRY_BASE = `http://base${FHIR_BASE}/`
+/** Resolved entry paths kept; past this the oldest is forgotten. */
+const REMEMBERED_PATHS = 1024
+const resolvedPaths = new Map<string, { host: string; pathname: string }>()
+
+/**
+ * An entry's URL, resolved against the base like any relative URL. Entries of one batch mostly name the
+ * same path with different queries, so the path is resolved once per text and the query read on its own:
+ * that gives the parameters the whole URL's searchParams would, as long as the URL has no spaces or control
+ * characters (which the URL parser strips or encodes); such a URL is parsed whole.
+ */
+export function entryTarget(url: string): { host: string; pathname: string; query: URLSearchParams } {
+  const relative = url.replace(/^\/+/, '')
+  if (/[\x00-\x20\x7f]/.test(relative)) {
+    const whole = new URL(relative, ENTRY_BASE)
+    return { host: whole.host, pathname: whole.pathname, query: whole.searchParams }
+  }
+  const end = relative.search(/[?#]/)
+  const path = end === -1 ? relative : relative.slice(0, end)
+  let resolved = resolvedPaths.get(path)
+  if (!resolved) {
+    const { host, pathname } = new URL(path, ENTRY_BASE)
+    resolved = { host, pathname }
+    if (resolvedPaths.size >= REMEMBERED_PATHS)
+      resolvedPaths.delete(resolvedPaths.keys().next().value as string)
+    resolvedPaths.set(path, resolved)
+  }
+  const query = end !== -1 && relative[end] === '?' ? relative.slice(end + 1).split('#', 1)[0] : ''
+  return { host: resolved.host, pathname: resolved.pathname, query: new URLSearchParams(query) }
+}
+
+/** An entry's result, as soon as it is known: most endpoints answer without waiting on anything. */
+function runEntry(
   entry: BatchEntry,
   services: Services,
   context: { owner: KeyOwner | undefined; requestId: string; signal: AbortSignal },
-): Promise<EntryResult> {
+): EntryResult | Promise<EntryResult> {
   const method = entry.request?.method
   const url = entry.request?.url
   if (typeof method !== 'string' || typeof url !== 'string' || url === '') {
     return entryFailure(400, 'Each entry needs request.method and a request.url relative to the base')
   }
-  const target = new URL(url.replace(/^\/+/, ''), `http://base${FHIR_BASE}/`)
+  const target = entryTarget(url)
   if (target.pathname.includes('$reconcile-medications')) {
     return entryFailure(
       400,
@@ -85,21 +120,29 @@ async function runEntry(
   if (resolution.kind === 'not-found') return failure(notFound(target.pathname))
   if (resolution.kind === 'method-not-allowed') return failure(methodNotAllowed(method, resolution.allow))
   try {
-    const response: EndpointResponse = await invokeEndpoint(
+    const response = invokeEndpoint(
       resolution.endpoint,
       {
-        query: target.searchParams,
+        query: target.query,
         pathParams: resolution.pathParams,
         body: resolution.endpoint.body ? entry.resource : undefined,
         ...context,
       },
       services,
     )
-    return { status: response.status ?? 200, resource: response.body }
+    return response instanceof Promise ? response.then(answered, refused) : answered(response)
   } catch (error) {
-    return failure(isStoreUnavailable(error) ? storeUnavailable() : toApiError(error))
+    return refused(error)
   }
 }
+
+const answered = (response: EndpointResponse): EntryResult => ({
+  status: response.status ?? 200,
+  resource: response.body,
+})
+
+const refused = (error: unknown): EntryResult =>
+  failure(isStoreUnavailable(error) ? storeUnavailable() : toApiError(error))
 
 /**
  * Runs each entry in order through the same endpoint declarations as a lone request, independently.
@@ -110,31 +153,43 @@ export async function runBatch(
   services: Services,
   context: { owner: KeyOwner | undefined; requestId: string },
   budgetMs: number,
-): Promise<Record<string, unknown>> {
+): Promise<JsonText> {
   const entries = readBundle(body)
-  const deadline = AbortSignal.timeout(budgetMs)
+  // A timer of our own, cleared when the batch is done: AbortSignal.timeout's cannot be, and would hold
+  // the batch's promises (every entry's race) in memory for the whole budget after the answer went out.
+  const deadline = new AbortController()
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The batch budget ran out', 'TimeoutError')),
+    budgetMs,
+  )
   const expired = new Promise<EntryResult>((resolve) => {
-    const timedOut = () =>
-      resolve(
-        entryFailure(
-          504,
-          `The batch's ${budgetMs / 1000} s budget ran out before this entry finished`,
-          'timeout',
+    deadline.signal.addEventListener(
+      'abort',
+      () =>
+        resolve(
+          entryFailure(
+            504,
+            `The batch's ${budgetMs / 1000} s budget ran out before this entry finished`,
+            'timeout',
+          ),
         ),
-      )
-    if (deadline.aborted) timedOut()
-    else deadline.addEventListener('abort', timedOut, { once: true })
+      { once: true },
+    )
   })
+  const entryContext = { ...context, signal: deadline.signal }
   const results: EntryResult[] = []
-  for (const entry of entries) {
-    results.push(await Promise.race([runEntry(entry, services, { ...context, signal: deadline }), expired]))
+  try {
+    for (const entry of entries) {
+      const result = runEntry(entry, services, entryContext)
+      results.push(result instanceof Promise ? await Promise.race([result, expired]) : result)
+    }
+  } finally {
+    clearTimeout(timer)
   }
-  return {
-    resourceType: 'Bundle',
-    type: 'batch-response',
-    entry: results.map((result) => ({
-      resource: result.resource,
-      response: { status: `${result.status} ${STATUS_CODES[result.status] ?? ''}`.trim() },
-    })),
-  }
+  // Spliced from each entry's text: a remembered answer is serialized already (src/http/json.ts).
+  const entryTexts = results.map((result) => {
+    const resource = result.resource === undefined ? '' : `"resource":${toJson(result.resource)},`
+    return `{${resource}"response":{"status":${JSON.stringify(statusLine(result.status))}}}`
+  })
+  return new JsonText(`{"resourceType":"Bundle","type":"batch-response","entry":[${entryTexts.join(',')}]}`)
 }

@@ -4,6 +4,7 @@ import type { Context, Middleware } from 'koa'
 import { type Endpoint, type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
 import { readJsonBody } from './body.js'
 import { ApiError, errorShapeFor } from './errors.js'
+import { toJson } from './json.js'
 import type { RequestState } from './state.js'
 
 export type Resolution =
@@ -12,12 +13,15 @@ export type Resolution =
   | { kind: 'not-found' }
 
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'OPTIONS']
+/** Paths whose resolution is remembered; past this the oldest is forgotten (ids make paths unbounded). */
+const REMEMBERED_PATHS = 4096
 
 /** The endpoint table, matched by @koa/router; shared by HTTP routing and the FHIR batch dispatcher. */
 export class Routes {
   readonly #router = new Router()
   readonly #endpoints = new Map<Layer, Endpoint>()
   readonly #documents = new Map<string, unknown>()
+  readonly #resolved = new Map<string, Resolution>()
 
   constructor(readonly endpoints: readonly Endpoint[]) {
     for (const endpoint of endpoints) {
@@ -32,12 +36,29 @@ export class Routes {
     return this.#documents.get(name) as T
   }
 
+  /**
+   * Matching tries every route's pattern in turn; the table never changes, so a method and path resolve the
+   * same way every time and are remembered (a batch of lookups resolves one path a hundred times).
+   */
   resolve(method: string, path: string): Resolution {
+    const key = `${method} ${path}`
+    let resolution = this.#resolved.get(key)
+    if (!resolution) {
+      if (this.#resolved.size >= REMEMBERED_PATHS)
+        this.#resolved.delete(this.#resolved.keys().next().value as string)
+      resolution = this.#match(method, path)
+      this.#resolved.set(key, resolution)
+    }
+    return resolution
+  }
+
+  #match(method: string, path: string): Resolution {
     const match = this.#router.match(path, method)
     const layer = match.pathAndMethod.find((candidate) => this.#endpoints.has(candidate))
     if (layer) {
       const endpoint = this.#endpoints.get(layer) as Endpoint
-      return { kind: 'endpoint', endpoint, pathParams: layer.params(path, layer.captures(path), {}) }
+      const pathParams = Object.freeze(layer.params(path, layer.captures(path), {}))
+      return { kind: 'endpoint', endpoint, pathParams }
     }
     if (match.path.length === 0) return { kind: 'not-found' }
     const methods = new Set(match.path.flatMap((candidate) => candidate.methods))
@@ -80,7 +101,7 @@ function setType(ctx: Context, mediaType: string): void {
 function render(ctx: Context & { state: RequestState }, response: EndpointResponse): void {
   ctx.status = response.status ?? 200
   for (const [name, value] of Object.entries(response.headers ?? {})) ctx.set(name, value)
-  const bytes = response.contentType ? String(response.body) : JSON.stringify(response.body)
+  const bytes = response.contentType ? String(response.body) : toJson(response.body)
   setType(ctx, response.contentType ?? ctx.state.mediaType)
   if (response.etag) {
     ctx.set('ETag', strongEtag(bytes))

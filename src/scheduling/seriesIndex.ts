@@ -1,4 +1,4 @@
-import { watchChanges } from '../db/changes.js'
+import { changeGeneration } from '../db/changes.js'
 import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
@@ -181,11 +181,9 @@ export const statusIndex = (status: SlotStatus) => SLOT_STATUSES.indexOf(status)
 
 export class SeriesIndex {
   readonly #partitions = new Map<string, Partition>()
-  readonly #changed: () => boolean
+  #generation = -1
 
-  constructor(private readonly db: Db) {
-    this.#changed = watchChanges(db)
-  }
+  constructor(private readonly db: Db) {}
 
   /** The served series matching every filter, after bringing changed publishers up to date. */
   match(filters: SeriesFilters): Series[] {
@@ -200,7 +198,9 @@ export class SeriesIndex {
 
   /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
   refresh() {
-    if (!this.#changed()) return
+    const generation = changeGeneration(this.db)
+    if (generation === this.#generation) return
+    this.#generation = generation
     const publishers = cachedStatement(
       this.db,
       'SELECT slug, enabled, synced_at AS syncedAt FROM publishers',

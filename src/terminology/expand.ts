@@ -3,6 +3,7 @@ import type { EndpointResponse, Services } from '../api/endpoint.js'
 import { ApiError } from '../http/errors.js'
 import { conceptsOf } from './conceptCache.js'
 import { RECOGNISED_SYSTEMS } from './recognised.js'
+import { codeSystemRelease } from './remembered.js'
 import { forward, query } from './remote.js'
 import { notServed, resolveCodeSystem } from './sources.js'
 import {
@@ -12,7 +13,6 @@ import {
   codesHavingProperty,
   codesWithProperty,
   descendantsOrSelf,
-  findCodeSystem,
   findValueSet,
   type ValueSetRow,
 } from './store.js'
@@ -191,7 +191,7 @@ class Expander {
     }
     const valueSet = findValueSet(this.services.db, url)
     if (valueSet) return this.compose(valueSet, depth)
-    if (findCodeSystem(this.services.db, url)) return this.members(this.system(url, undefined))
+    if (codeSystemRelease(this.services.db, url)) return this.members(this.system(url, undefined))
     if (RECOGNISED_SYSTEMS.has(url)) throw notServed(url, 'url')
     throw new ApiError(404, {
       detail: `No value set ${url} is hosted here.`,

@@ -3,15 +3,9 @@ import type { Coding } from '../api/params.js'
 import { ApiError } from '../http/errors.js'
 import { type Parameters, type ParametersParameter, parameters, valued } from './parameters.js'
 import { forward, query } from './remote.js'
+import { type RememberedConcept, releaseConcept } from './remembered.js'
 import { resolveCodeSystem } from './sources.js'
-import {
-  type CodeSystemRow,
-  type ConceptRow,
-  childrenOf,
-  conceptProperties,
-  findConcept,
-  parentsOf,
-} from './store.js'
+import type { CodeSystemRow, ConceptRow } from './store.js'
 
 export interface LookupInput {
   system?: string
@@ -60,23 +54,16 @@ function designationParameters(concept: ConceptRow): ParametersParameter[] {
   })
 }
 
-function requestedProperties(
-  services: Services,
-  system: CodeSystemRow,
-  concept: ConceptRow,
-  wanted: string[],
-) {
+function requestedProperties(remembered: RememberedConcept, wanted: string[]) {
+  const { concept } = remembered
   const out: ParametersParameter[] = []
-  const own = conceptProperties(services.db, system.id, concept.code)
   for (const name of wanted) {
     switch (name) {
       case 'parent':
-        for (const parent of parentsOf(services.db, system.id, concept.code))
-          out.push(propertyParts(name, 'Code', parent))
+        for (const parent of remembered.parents) out.push(propertyParts(name, 'Code', parent))
         break
       case 'child':
-        for (const child of childrenOf(services.db, system.id, concept.code))
-          out.push(propertyParts(name, 'Code', child))
+        for (const child of remembered.children) out.push(propertyParts(name, 'Code', child))
         break
       case 'definition':
         if (concept.definition !== null) out.push(propertyParts(name, 'String', concept.definition))
@@ -91,16 +78,23 @@ function requestedProperties(
         out.push(...designationParameters(concept))
         break
       default:
-        for (const value of own)
+        for (const value of remembered.properties)
           if (value.property === name) out.push(propertyParts(name, value.type, value.value))
     }
   }
   return out
 }
 
+/** Property names a code system answers, by its declarations (shared by every row read with the same ones). */
+const knownProperties = new WeakMap<CodeSystemRow['properties'], Set<string>>()
+
 /** Unknown property names are refused, naming the ones this code system has. */
 function checkProperties(system: CodeSystemRow, wanted: string[]): void {
-  const known = new Set([...STANDARD_PROPERTIES, ...system.properties.map((p) => p.code)])
+  let known = knownProperties.get(system.properties)
+  if (!known) {
+    known = new Set([...STANDARD_PROPERTIES, ...system.properties.map((p) => p.code)])
+    knownProperties.set(system.properties, known)
+  }
   const unknown = wanted.filter((name) => !known.has(name))
   if (unknown.length === 0) return
   throw ApiError.invalid(
@@ -119,13 +113,18 @@ export function lookupLocal(
   codeParameter: string,
 ): Parameters {
   checkProperties(system, wanted)
-  const concept = findConcept(services.db, system.id, code)
-  if (!concept) {
+  const remembered = releaseConcept(services.db, system, code)
+  if (!remembered) {
     throw new ApiError(404, {
       detail: `Code "${code}" is not in ${system.url} (release ${system.version}).`,
       issues: [{ path: [codeParameter], message: `Unknown code "${code}" in ${system.url}` }],
     })
   }
+  return remembered.answer(JSON.stringify(wanted), () => lookupAnswer(system, remembered, wanted))
+}
+
+function lookupAnswer(system: CodeSystemRow, remembered: RememberedConcept, wanted: string[]): Parameters {
+  const { concept } = remembered
   return parameters([
     { name: 'code', valueCode: concept.code },
     { name: 'system', valueString: system.url },
@@ -134,16 +133,16 @@ export function lookupLocal(
     { name: 'display', valueString: concept.display ?? concept.code },
     { name: 'status', valueCode: concept.status },
     ...(concept.abstract ? [{ name: 'abstract', valueBoolean: true }] : []),
-    ...requestedProperties(services, system, concept, wanted),
+    ...requestedProperties(remembered, wanted),
   ])
 }
 
-/** CodeSystem/$lookup: from the store, or forwarded to the system's own source. */
-export async function lookup(
+/** CodeSystem/$lookup: from the store (answered at once), or forwarded to the system's own source. */
+export function lookup(
   services: Services,
   input: LookupInput,
   signal: AbortSignal,
-): Promise<EndpointResponse> {
+): EndpointResponse | Promise<EndpointResponse> {
   const asked = askedCoding(input)
   const codeParameter = input.coding ? 'coding' : 'code'
   const resolved = resolveCodeSystem(

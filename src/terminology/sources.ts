@@ -2,7 +2,8 @@ import type { Services } from '../api/endpoint.js'
 import { ApiError } from '../http/errors.js'
 import type { UpstreamSource } from '../upstream/client.js'
 import { RECOGNISED_SYSTEMS } from './recognised.js'
-import { type CodeSystemRow, codeSystemVersions, findCodeSystem } from './store.js'
+import { codeSystemRelease } from './remembered.js'
+import { type CodeSystemRow, codeSystemVersions } from './store.js'
 
 export type Resolved = { kind: 'local'; system: CodeSystemRow } | { kind: 'remote'; source: UpstreamSource }
 
@@ -36,7 +37,7 @@ export function resolveCodeSystem(
 ): Resolved {
   const source = services.terminologySources.get(url)
   if (source) return { kind: 'remote', source }
-  const system = findCodeSystem(services.db, url, version)
+  const system = codeSystemRelease(services.db, url, version)
   if (system) return { kind: 'local', system }
   if (version !== undefined) {
     const versions = codeSystemVersions(services.db, url)

@@ -4,7 +4,7 @@ import { ApiError } from '../http/errors.js'
 import { parameters, valued } from './parameters.js'
 import { forward } from './remote.js'
 import { resolveCodeSystem } from './sources.js'
-import { findConcept } from './store.js'
+import { releaseConcept } from './remembered.js'
 
 export interface ValidateCodeInput {
   url?: string
@@ -80,7 +80,7 @@ async function checkCoding(
     }
   }
   const { system } = resolved
-  const concept = findConcept(services.db, system.id, coding.code)
+  const concept = releaseConcept(services.db, system, coding.code)?.concept
   const base = { code: coding.code, system: system.url, version: system.version }
   if (!concept) {
     return {
