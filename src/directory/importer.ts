@@ -54,7 +54,7 @@ export class ImportError extends Error {
 }
 
 const MAX_KEPT_PROBLEMS = 1000
-const IMPORT_CACHE_KIB = 128 * 1024
+const IMPORT_CACHE_KIB = 64 * 1024
 const PROGRESS_EVERY = 20_000
 /** Commits between waits for a whole checkpoint, after which the WAL restarts: it holds at most this many. */
 const COMMITS_PER_WAL = 5
