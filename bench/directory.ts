@@ -67,6 +67,7 @@ export async function run(args: string[]): Promise<void> {
     peakRss = Math.max(peakRss, process.memoryUsage().rss)
   }, 100)
   const started = performance.now()
+  const cpuBefore = process.cpuUsage()
   const summary = await importDirectory(db, generatedRelease(PLAN_NET, scale), {
     onProgress: ({ records }) => {
       if (records % 500_000 === 0)
@@ -76,6 +77,8 @@ export async function run(args: string[]): Promise<void> {
     },
   })
   const seconds = (performance.now() - started) / 1000
+  // CPU seconds of every thread of the process (generator included): steadier than wall time on a shared machine.
+  const cpu = process.cpuUsage(cpuBefore)
   clearInterval(sampler)
   peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1024)
   createOrganization(db, { slug: 'bench', name: 'Bench', plan: 'scale' })
@@ -179,6 +182,9 @@ export async function run(args: string[]): Promise<void> {
   const floor = results[0]?.p50 ?? Number.NaN
   console.log(
     `\nImport: ${summary.imported.toLocaleString('en-US')} resources in ${seconds.toFixed(1)} s = ${Math.round(rate).toLocaleString('en-US')}/s (goal >= ${IMPORT_GOAL.toLocaleString('en-US')}/s: ${verdict(rate >= IMPORT_GOAL)})`,
+  )
+  console.log(
+    `Import CPU: ${(cpu.user / 1e6).toFixed(1)} s user + ${(cpu.system / 1e6).toFixed(1)} s system (${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} cores busy on average)`,
   )
   console.log(
     `Peak RSS: ${(peakRss / 1048576).toFixed(0)} MB (goal < ${RSS_GOAL_MB} MB: ${verdict(peakRss / 1048576 < RSS_GOAL_MB)}), started at ${(rssBefore / 1048576).toFixed(0)} MB`,

@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -130,6 +130,28 @@ describe('svc import directory', () => {
       .pluck()
       .all()
     expect(states).toEqual(['failed', 'failed', 'active'])
+  })
+
+  it('commits in batches checkpointed as it goes: same answers, and the WAL stays a fraction of the release', async () => {
+    const queries = [
+      'Practitioner?name=a&_count=100',
+      'Practitioner?family=sm',
+      'OrganizationAffiliation?network=plannet-network-HPID010000&_count=100',
+    ]
+    await importInto([PLAN_NET])
+    const whole = await Promise.all(queries.map(async (query) => (await get(query)).json.entry))
+    t.server.db.pragma('wal_checkpoint(TRUNCATE)')
+    const summary = await importDirectory(t.server.db, await resolveSources([PLAN_NET]), { batchSize: 50 })
+    expect(summary.skipped).toBe(0)
+    const batched = await Promise.all(queries.map(async (query) => (await get(query)).json.entry))
+    expect(batched).toEqual(whole)
+    expect(whole.map((entries) => entries.length)).toEqual([100, 4, 95])
+    // Without the checkpoints under way the WAL would hold the whole release (about 12 MB).
+    const release = readdirSync(PLAN_NET).reduce(
+      (bytes, name) => bytes + statSync(join(PLAN_NET, name)).size,
+      0,
+    )
+    expect(statSync(`${t.dbPath}-wal`).size).toBeLessThan(release / 4)
   })
 
   it('imports from http(s) URLs', async () => {

@@ -41,6 +41,9 @@ describe('migrations', () => {
     expect(schemaVersion(store.live)).toBe(latestLive)
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal')
     expect(store.live.pragma('journal_mode', { simple: true })).toBe('wal')
+    // Large pages for the main file's bulk JSON, SQLite's default for the live file's small rows.
+    expect(store.db.pragma('page_size', { simple: true })).toBe(16_384)
+    expect(store.live.pragma('page_size', { simple: true })).toBe(4096)
     expect(migrate(store.db)).toBe(0)
     expect(migrate(store.live, LIVE_MIGRATIONS)).toBe(0)
     // What each request writes lives only in the live file.

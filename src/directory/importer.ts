@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { CheckpointThread } from '../db/checkpointer.js'
 import type { Db } from '../db/open.js'
 import { deriveSearchRows } from './derive.js'
 import {
@@ -53,8 +54,10 @@ export class ImportError extends Error {
 }
 
 const MAX_KEPT_PROBLEMS = 1000
-const IMPORT_CACHE_KIB = 128 * 1024
+const IMPORT_CACHE_KIB = 64 * 1024
 const PROGRESS_EVERY = 20_000
+/** Commits between waits for a whole checkpoint, after which the WAL restarts: it holds at most this many. */
+const COMMITS_PER_WAL = 5
 
 /** Whose process is alive: a loading release of a dead process is debris to clear, not an import to wait for. */
 function alive(pid: number | null): boolean {
@@ -144,7 +147,7 @@ export async function importDirectory(
 ): Promise<ImportSummary> {
   const now = options.now ?? Date.now
   const started = now()
-  const batchSize = options.batchSize ?? 50_000
+  const batchSize = options.batchSize ?? 10_000
   clearDebris(db)
   // A larger page cache keeps the (type, id) index and FTS segments in memory between commits; bounded,
   // so memory stays flat whatever the release size.
@@ -166,6 +169,7 @@ export async function importDirectory(
   let imported = 0
   let records = 0
   let pending = 0
+  let commits = 0
 
   const problem = (source: string, line: number, message: string, type?: DirectoryType) => {
     skipped++
@@ -175,6 +179,12 @@ export async function importDirectory(
     options.onProblem?.(found)
   }
 
+  // Copying the staging pages from the WAL into the file costs about as much as writing them: a thread of its
+  // own does it while this one writes the next batch, instead of this connection stopping at each commit.
+  const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true })
+  const checkpoints =
+    db.pragma('journal_mode', { simple: true }) === 'wal' ? new CheckpointThread(db.name) : undefined
+  if (checkpoints) db.pragma('wal_autocheckpoint = 0')
   try {
     db.exec(releaseTablesSql(suffix, release))
     const write = stagingWriter(db, suffix)
@@ -196,10 +206,16 @@ export async function importDirectory(
       }
       imported++
       types[checked.type].imported++
-      if (++pending >= batchSize) {
-        db.exec('COMMIT; BEGIN')
-        pending = 0
-      }
+      pending++
+    }
+    /** Commits the batch once full; every few commits waits for the checkpoint, so the WAL stays small. */
+    const commitFull = async () => {
+      if (pending < batchSize) return
+      db.exec('COMMIT')
+      pending = 0
+      if (++commits % COMMITS_PER_WAL === 0) await checkpoints?.complete()
+      else checkpoints?.start()
+      db.exec('BEGIN')
     }
 
     db.exec('BEGIN')
@@ -207,7 +223,7 @@ export async function importDirectory(
       const stream = await decoded(await source.open())
       const report = () => options.onProgress?.({ source: source.name, records, imported, skipped })
       if (source.format === 'json') {
-        await readDocument(stream, source.name, take, problem)
+        await readDocument(stream, source.name, take, problem, commitFull)
       } else {
         for await (const batch of linesOf(stream)) {
           for (const [index, line] of batch.lines.entries()) {
@@ -222,11 +238,13 @@ export async function importDirectory(
             take(source.name, batch.first + index, line, parsed)
             if (records % PROGRESS_EVERY === 0) report()
           }
+          await commitFull()
         }
       }
       report()
     }
     db.exec('COMMIT')
+    await checkpoints?.complete()
     if (imported === 0) throw new ImportError('The sources hold no directory resources; nothing changed')
     db.exec(releaseIndexesSql(suffix, release))
 
@@ -251,6 +269,8 @@ export async function importDirectory(
     if (error instanceof ImportError || error instanceof SourceError) throw error
     throw new ImportError(`Import failed, the previous directory is kept: ${(error as Error).message}`)
   } finally {
+    await checkpoints?.close()
+    db.pragma(`wal_autocheckpoint = ${autocheckpoint}`)
     db.pragma(`cache_size = ${cacheSize}`)
   }
 }
@@ -277,6 +297,7 @@ async function readDocument(
   source: string,
   take: (source: string, line: number, json: string, parsed: unknown) => void,
   problem: (source: string, line: number, message: string) => void,
+  commitFull: () => Promise<void>,
 ): Promise<void> {
   const chunks: Buffer[] = []
   for await (const chunk of stream) chunks.push(chunk)
@@ -296,5 +317,6 @@ async function readDocument(
     const resource = (entry as { resource?: unknown } | null)?.resource
     if (resource === undefined) problem(source, index + 1, 'Bundle entry without a resource')
     else take(source, index + 1, JSON.stringify(resource), resource)
+    await commitFull()
   }
 }
