@@ -18,7 +18,7 @@ import {
   npiOf,
   pools,
 } from './lib/directoryData.js'
-import { formatTable, percentile } from './lib/load.js'
+import { formatTable, percentile, verdict } from './lib/load.js'
 
 const PLAN_NET = fileURLToPath(new URL('../../shared/fixtures/directory/plan-net', import.meta.url))
 const IMPORT_GOAL = 50_000
@@ -26,8 +26,6 @@ const RSS_GOAL_MB = 400
 const QUERIES = 400
 // Limits are in force from 2026-11-01: a clock before it counts every request but never refuses one.
 const clock = () => Date.parse('2026-10-15T12:00:00Z')
-
-const verdict = (met: boolean) => (met ? 'met' : 'NOT met')
 
 function scaled(factor: number): DirectoryScale {
   const of = (n: number) => Math.max(NETWORKS * 2, Math.round(n * factor))

@@ -12,10 +12,12 @@ import {
   type BareServer,
   formatTable,
   type LoadResult,
+  loadTable,
   measure,
-  median,
+  medianOf,
   percentile,
   startBareServer,
+  verdict,
 } from './lib/load.js'
 
 const CONNECTIONS = 50
@@ -40,21 +42,6 @@ function parseDuration(args: string[]): number {
     throw new Error(`--duration must be a positive number of seconds`)
   return seconds
 }
-
-/** Median of each figure across rounds, so one noisy round does not decide the result. */
-function medianOf(rounds: LoadResult[]): LoadResult {
-  const of = (pick: (round: LoadResult) => number) => median(rounds.map(pick))
-  return {
-    requestsPerSecond: of((round) => round.requestsPerSecond),
-    latencyP50Ms: of((round) => round.latencyP50Ms),
-    latencyP99Ms: of((round) => round.latencyP99Ms),
-    // Failures are summed, not medianed: any of them means a round measured something else.
-    non2xx: rounds.reduce((sum, round) => sum + round.non2xx, 0),
-    errors: rounds.reduce((sum, round) => sum + round.errors, 0),
-  }
-}
-
-const verdict = (met: boolean) => (met ? 'met' : 'NOT met')
 
 export async function run(args: string[]): Promise<void> {
   const durationSeconds = parseDuration(args)
@@ -102,20 +89,12 @@ export async function run(args: string[]): Promise<void> {
 
     const inProcess = await timeKeyCheckAndCount(dbPath, key)
 
-    const row = (label: string, result: LoadResult) => [
-      label,
-      Math.round(result.requestsPerSecond),
-      result.latencyP50Ms,
-      result.latencyP99Ms,
-      result.non2xx,
-      result.errors,
-    ]
     console.log(`\nGET ${PATH}, ${CONNECTIONS} connections, median of ${ROUNDS} x ${durationSeconds} s`)
     console.log(
-      formatTable(
-        ['server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'],
-        [row('ours (koa)', http.ours), row('bare node:http', http.bare)],
-      ),
+      loadTable([
+        ['ours (koa)', http.ours],
+        ['bare node:http', http.bare],
+      ]),
     )
     console.log(
       `ratio ours/bare req/s: ${ratio.toFixed(3)} (goal >= ${RATIO_GOAL}: ${verdict(ratio >= RATIO_GOAL)})`,

@@ -13,7 +13,7 @@ import { type RunningServer, startServer } from '../src/http/server.js'
 import { ensureBundledTerminology } from '../src/terminology/bundled.js'
 import { importTerminology } from '../src/terminology/import/importFiles.js'
 import { allConcepts, findCodeSystem } from '../src/terminology/store.js'
-import { formatTable, median, percentile } from './lib/load.js'
+import { formatTable, median, percentile, verdict } from './lib/load.js'
 
 // Issue 4's figures: $lookup server time (p50 < 1 ms); a batch of 100 $lookups against 100 sequential
 // requests on one keep-alive connection (batch >= 10x faster); $expand with a filter on NUCC (p50 < 5 ms).
@@ -38,8 +38,6 @@ function parseOptions(args: string[]) {
   if (!Number.isInteger(rounds) || rounds < 5) throw new Error('--rounds must be an integer >= 5')
   return { requests, rounds }
 }
-
-const verdict = (met: boolean) => (met ? 'met' : 'NOT met')
 
 export async function run(args: string[]): Promise<void> {
   const { requests, rounds } = parseOptions(args)

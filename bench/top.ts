@@ -13,7 +13,7 @@ import { openDatabase } from '../src/db/open.js'
 import { type RunningServer, startServer } from '../src/http/server.js'
 import { openTopSources } from '../src/stats/topFeed.js'
 import { TopReader } from '../src/stats/topSnapshot.js'
-import { formatTable, type LoadResult, measure, median } from './lib/load.js'
+import { formatTable, type LoadResult, loadTable, measure, medianOf, verdict } from './lib/load.js'
 
 const CONNECTIONS = 50
 const WARMUP_SECONDS = 2
@@ -95,14 +95,6 @@ async function startTop(
   }
 }
 
-const medianOf = (rounds: LoadResult[]): LoadResult => ({
-  requestsPerSecond: median(rounds.map((round) => round.requestsPerSecond)),
-  latencyP50Ms: median(rounds.map((round) => round.latencyP50Ms)),
-  latencyP99Ms: median(rounds.map((round) => round.latencyP99Ms)),
-  non2xx: rounds.reduce((sum, round) => sum + round.non2xx, 0),
-  errors: rounds.reduce((sum, round) => sum + round.errors, 0),
-})
-
 /** Time one snapshot read, in milliseconds. */
 function timed<T>(read: () => T): [T, number] {
   const started = process.hrtime.bigint()
@@ -170,25 +162,15 @@ export async function run(args: string[]): Promise<void> {
 
     const figures = { without: medianOf(rounds.without), with: medianOf(rounds.with) }
     const ratio = figures.with.requestsPerSecond / figures.without.requestsPerSecond
-    const row = (label: string, result: LoadResult) => [
-      label,
-      Math.round(result.requestsPerSecond),
-      result.latencyP50Ms,
-      result.latencyP99Ms,
-      result.non2xx,
-      result.errors,
-    ]
     console.log(`\nGET ${PATH}, ${CONNECTIONS} connections, median of ${ROUNDS} x ${durationSeconds} s`)
     console.log(
-      formatTable(
-        ['server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'],
-        [row('alone', figures.without), row('with svc top', figures.with)],
-      ),
+      loadTable([
+        ['alone', figures.without],
+        ['with svc top', figures.with],
+      ]),
     )
     const met = ratio >= RATIO_GOAL
-    console.log(
-      `ratio with/without req/s: ${ratio.toFixed(3)} (goal >= ${RATIO_GOAL}: ${met ? 'met' : 'NOT met'})`,
-    )
+    console.log(`ratio with/without req/s: ${ratio.toFixed(3)} (goal >= ${RATIO_GOAL}: ${verdict(met)})`)
     const cpuShare = topCpu / (ROUNDS * durationSeconds)
     console.log(`svc top CPU while the server was saturated: ${(cpuShare * 100).toFixed(1)}% of one core`)
     console.log(

@@ -97,3 +97,33 @@ export function formatTable(
   const rule = widths.map((width) => '-'.repeat(width)).join('  ')
   return [line(cells[0] ?? []), rule, ...cells.slice(1).map(line)].join('\n')
 }
+
+/** Median of each figure across rounds, so one noisy round does not decide the result. */
+export function medianOf(rounds: LoadResult[]): LoadResult {
+  const of = (pick: (round: LoadResult) => number) => median(rounds.map(pick))
+  return {
+    requestsPerSecond: of((round) => round.requestsPerSecond),
+    latencyP50Ms: of((round) => round.latencyP50Ms),
+    latencyP99Ms: of((round) => round.latencyP99Ms),
+    // Failures are summed, not medianed: any of them means a round measured something else.
+    non2xx: rounds.reduce((sum, round) => sum + round.non2xx, 0),
+    errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+  }
+}
+
+/** A table of load results, one labelled row each. */
+export function loadTable(rows: [label: string, result: LoadResult][]): string {
+  return formatTable(
+    ['server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'],
+    rows.map(([label, result]) => [
+      label,
+      Math.round(result.requestsPerSecond),
+      result.latencyP50Ms,
+      result.latencyP99Ms,
+      result.non2xx,
+      result.errors,
+    ]),
+  )
+}
+
+export const verdict = (met: boolean) => (met ? 'met' : 'NOT met')
