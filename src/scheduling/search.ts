@@ -64,15 +64,12 @@ function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
   return { series, ids: JSON.stringify(series.map((candidate) => candidate.id)), slots, status }
 }
 
-const servedSlots = (db: Db) =>
-  cachedStatement(db, 'SELECT total(slot_count) FROM publishers WHERE enabled = 1').pluck().get() as number
-
 /**
  * Walking slots in start order and skipping non-members costs about (offset + limit) / density rows;
  * collecting the members' slots and sorting costs about their number. Take the cheaper.
  */
 function slotPath(db: Db, match: SeriesMatch, page: Page): string {
-  const all = servedSlots(db)
+  const all = seriesIndex(db).servedSlots()
   return match.slots * match.slots > (page.offset + page.limit) * all ? BY_START : BY_SERIES
 }
 
@@ -283,6 +280,14 @@ function union(lists: Coding[][]): Coding[] {
   return [...seen.values()]
 }
 
+/** The rows of a table whose ids are given, by id: `select` names the table and columns, `id` first. */
+function rowsById<T>(db: Db, select: string, ids: number[]): Map<number, T & { id: number }> {
+  const rows = cachedStatement(db, `${select} WHERE id IN (SELECT value FROM json_each(?))`).all(
+    JSON.stringify(ids),
+  ) as (T & { id: number })[]
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
 interface GroupTally {
   id: number
   key: string
@@ -333,35 +338,25 @@ export function searchGroups(
   const pageTallies = ordered.slice(page.offset, page.offset + page.limit)
   if (pageTallies.length === 0) return { groups: [], total: ordered.length }
 
-  const details = new Map(
-    (
-      cachedStatement(
-        db,
-        `SELECT id, publisher, location, provider, is_virtual FROM sched_groups
-         WHERE id IN (SELECT value FROM json_each(@groups))`,
-      ).all({ groups: JSON.stringify(pageTallies.map((tally) => tally.id)) }) as {
-        id: number
-        publisher: string
-        location: string
-        provider: string | null
-        is_virtual: number
-      }[]
-    ).map((row) => [row.id, row]),
+  const details = rowsById<{
+    publisher: string
+    location: string
+    provider: string | null
+    is_virtual: number
+  }>(
+    db,
+    'SELECT id, publisher, location, provider, is_virtual FROM sched_groups',
+    pageTallies.map((tally) => tally.id),
   )
   // What the matching series of each group on the page declare, for the group's merged attributes.
-  const attributes = new Map(
-    (
-      cachedStatement(
-        db,
-        `SELECT id, service_types, specialties, accepting FROM sched_series
-         WHERE id IN (SELECT value FROM json_each(@series))`,
-      ).all({ series: JSON.stringify(pageTallies.flatMap((tally) => tally.series)) }) as {
-        id: number
-        service_types: string
-        specialties: string
-        accepting: AcceptingPatients | null
-      }[]
-    ).map((row) => [row.id, row]),
+  const attributes = rowsById<{
+    service_types: string
+    specialties: string
+    accepting: AcceptingPatients | null
+  }>(
+    db,
+    'SELECT id, service_types, specialties, accepting FROM sched_series',
+    pageTallies.flatMap((tally) => tally.series),
   )
   const summaries = new SummaryCache()
   const groups = pageTallies.map((tally): GroupMatch => {

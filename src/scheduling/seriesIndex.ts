@@ -48,6 +48,8 @@ export interface SeriesFilters {
 
 class Partition {
   readonly all: Series[] = []
+  /** Slots of every status the partition's series hold: the size of a search over all of them. */
+  slots = 0
   readonly byState = new Map<string, Series[]>()
   readonly byCity = new Map<string, Series[]>()
   readonly byNpi = new Map<string, Series[]>()
@@ -60,6 +62,7 @@ class Partition {
 
   add(series: Series) {
     this.all.push(series)
+    for (const count of series.counts) this.slots += count
     if (series.state) push(this.byState, series.state, series)
     if (series.city) push(this.byCity, series.city, series)
     for (const npi of series.npis) push(this.byNpi, npi, series)
@@ -74,8 +77,8 @@ class Partition {
     const lists: Series[][] = [this.all]
     const union = (index: Map<string, Series[]>, keys: string[]) =>
       keys.length === 1 ? (index.get(keys[0] as string) ?? []) : keys.flatMap((key) => index.get(key) ?? [])
-    if (filters.state !== undefined) lists.push(union(this.byState, [filters.state.toLowerCase()]))
-    if (filters.city !== undefined) lists.push(union(this.byCity, [filters.city.toLowerCase()]))
+    if (filters.state !== undefined) lists.push(union(this.byState, [filters.state]))
+    if (filters.city !== undefined) lists.push(union(this.byCity, [filters.city]))
     if (filters.npi) lists.push(union(this.byNpi, filters.npi))
     if (filters.serviceTypeCode) lists.push(union(this.byServiceCode, filters.serviceTypeCode))
     if (filters.specialty) {
@@ -101,11 +104,11 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
   else map.set(key, [value])
 }
 
-/** Every condition of the filters, checked on one series. */
+/** Every condition of the filters (city and state lower-cased), checked on one series. */
 function matches(series: Series, filters: SeriesFilters): boolean {
   if (filters.publisher !== undefined && series.publisher !== filters.publisher) return false
-  if (filters.state !== undefined && series.state !== filters.state.toLowerCase()) return false
-  if (filters.city !== undefined && series.city !== filters.city.toLowerCase()) return false
+  if (filters.state !== undefined && series.state !== filters.state) return false
+  if (filters.city !== undefined && series.city !== filters.city) return false
   if (filters.isVirtual !== undefined && series.isVirtual !== filters.isVirtual) return false
   if (filters.appointmentType !== undefined && series.appointmentType !== filters.appointmentType)
     return false
@@ -188,12 +191,22 @@ export class SeriesIndex {
   /** The served series matching every filter, after bringing changed publishers up to date. */
   match(filters: SeriesFilters): Series[] {
     this.refresh()
+    // City and state match regardless of case: lower-case them once, not per series.
+    const normalized = { ...filters, city: filters.city?.toLowerCase(), state: filters.state?.toLowerCase() }
     const found: Series[] = []
     for (const [slug, partition] of this.#partitions) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
-      for (const series of partition.candidates(filters)) if (matches(series, filters)) found.push(series)
+      for (const series of partition.candidates(normalized))
+        if (matches(series, normalized)) found.push(series)
     }
     return found
+  }
+
+  /** Slots of every status the served series hold, as of the last refresh. */
+  servedSlots(): number {
+    let slots = 0
+    for (const partition of this.#partitions.values()) slots += partition.slots
+    return slots
   }
 
   /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
