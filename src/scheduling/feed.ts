@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
-import { isAbsolute, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import { pathToFileURL } from 'node:url'
@@ -43,15 +43,17 @@ export interface FeedOptions {
   timeoutMs?: number
 }
 
+const isUrl = (location: string) => /^(https?|file):/i.test(location)
+
 /** A manifest location as configured: an http(s) or file URL, or a file path. */
 export function feedUrl(location: string): URL {
-  if (/^(https?|file):/i.test(location)) return new URL(location)
-  return pathToFileURL(isAbsolute(location) ? location : resolve(location))
+  if (isUrl(location)) return new URL(location)
+  return pathToFileURL(resolve(location))
 }
 
 /** A manifest location as it is stored: URLs as given, file paths made absolute (the sync may run elsewhere). */
 export function storedManifestLocation(location: string): string {
-  return /^(https?|file):/i.test(location) ? location : resolve(location)
+  return isUrl(location) ? location : resolve(location)
 }
 
 const isFile = (url: URL) => url.protocol === 'file:'
