@@ -128,10 +128,15 @@ function toActor({ serviceTypes, specialties: _specialties, ...group }: GroupMat
   return { ...group, serviceTypes: serviceTypes.map(({ code, display }) => ({ code, display })) }
 }
 
-const codingList = (name: string, column: 'service_types' | 'specialties', summary: string) =>
+const codingList = (
+  segment: string,
+  name: string,
+  column: 'service_types' | 'specialties',
+  summary: string,
+) =>
   defineEndpoint({
     method: 'GET',
-    path: `/v1/scheduling/${name === 'serviceTypes' ? 'service-types' : name}`,
+    path: `/v1/scheduling/${segment}`,
     tag: 'scheduling',
     summary,
     description: 'The whole list, sorted by system then code; only codings of served slots appear.',
@@ -203,6 +208,11 @@ export const schedulingEndpoints: Endpoint[] = [
     },
     handler: (_request, { db }) => ({ body: { publishers: listPublishers(db) } }),
   }),
-  codingList('specialties', 'specialties', 'Every specialty coding present in served slots'),
-  codingList('serviceTypes', 'service_types', 'Every service type coding present in served slots'),
+  codingList('specialties', 'specialties', 'specialties', 'Every specialty coding present in served slots'),
+  codingList(
+    'service-types',
+    'serviceTypes',
+    'service_types',
+    'Every service type coding present in served slots',
+  ),
 ]
