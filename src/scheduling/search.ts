@@ -41,7 +41,13 @@ function slotConditions(filters: SlotFilters): SlotConditions {
 
 /** The slots table's two access paths, named so that each query says which one it walks. */
 const BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
-const BY_START = 'sched_slots_by_start' // (status, start_ms, id)
+const BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): each sync's slots by start
+
+/**
+ * A compound SELECT has at most 500 terms (SQLite's limit). The merge pads its parts to a power of two, so
+ * that a few statements serve every number of parts; 256 is the largest that fits.
+ */
+const MAX_MERGED_PARTS = 256
 
 interface SeriesMatch {
   /** The matching series that hold slots of the asked status. */
@@ -64,13 +70,70 @@ function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
   return { series, ids: JSON.stringify(series.map((candidate) => candidate.id)), slots, status }
 }
 
+/** Where a part's matching series lie: their lowest and highest id, and where their bytes start in `members`. */
+interface PartSpan {
+  part: number
+  publisher: string
+  lo: number
+  hi: number
+  at: number
+}
+
+/** The matching series' spans, one per part of the by-start index that holds their slots (their publisher's). */
+function partSpans(match: SeriesMatch): Map<number, PartSpan> {
+  const spans = new Map<number, PartSpan>()
+  for (const { part, publisher, id } of match.series) {
+    const span = spans.get(part)
+    if (!span) spans.set(part, { part, publisher, lo: id, hi: id, at: 0 })
+    else if (id < span.lo) span.lo = id
+    else if (id > span.hi) span.hi = id
+  }
+  return spans
+}
+
 /**
- * Walking slots in start order and skipping non-members costs about (offset + limit) / density rows;
+ * Walking the matching parts' slots in start order and skipping non-members costs about
+ * (offset + limit + parts) / density rows, density being the matches' share of those parts' slots;
  * collecting the members' slots and sorting costs about their number. Take the cheaper.
  */
-function slotPath(db: Db, match: SeriesMatch, page: Page): string {
-  const all = seriesIndex(db).servedSlots()
-  return match.slots * match.slots > (page.offset + page.limit) * all ? BY_START : BY_SERIES
+function walksByStart(db: Db, match: SeriesMatch, spans: Map<number, PartSpan>, page: Page): boolean {
+  if (spans.size > MAX_MERGED_PARTS) return false
+  const walked = seriesIndex(db).servedSlots([...spans.values()].map((span) => span.publisher))
+  return match.slots * match.slots > (page.offset + page.limit + spans.size) * walked
+}
+
+/**
+ * The page's slot keys in start order: one walk per part of the by-start index, merged by SQLite (the
+ * ORDER BY of a compound SELECT merges its terms' ordered walks, reading each only as far as the page needs).
+ * Membership is one byte per series id of each part's span, read with substr() from one blob: an IN list
+ * per term would build a temporary table per term, which costs more than the walks when parts are many.
+ */
+function mergedKeys(match: SeriesMatch, spans: Map<number, PartSpan>, conditions: SlotConditions) {
+  let size = 0
+  for (const span of spans.values()) {
+    span.at = size + 1
+    size += span.hi - span.lo + 1
+  }
+  const members = Buffer.alloc(size)
+  for (const { part, id } of match.series) {
+    const span = spans.get(part) as PartSpan
+    members[span.at - 1 + id - span.lo] = 1
+  }
+  const params: Record<string, number | Buffer> = { ...conditions.slotParams, members }
+  const terms = 2 ** Math.ceil(Math.log2(spans.size))
+  const list = [...spans.values()]
+  for (let n = 0; n < terms; n++) {
+    // Padding terms name no part, so they find nothing.
+    const { part, lo, hi, at } = list[n] ?? { part: -1, lo: 1, hi: 0, at: 1 }
+    Object.assign(params, { [`part${n}`]: part, [`lo${n}`]: lo, [`hi${n}`]: hi, [`at${n}`]: at })
+  }
+  const term = (n: number) =>
+    `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_START}
+     WHERE t.part = @part${n} AND ${conditions.slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
+       AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
+  const sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
+    ORDER BY start_ms, id LIMIT @limit OFFSET @offset`
+  return { sql, params }
 }
 
 /**
@@ -239,18 +302,28 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const match = matchSeries(db, filters)
   if (!match) return { slots: [], total: 0 }
   const conditions = slotConditions(filters)
-  const params = { ...conditions.slotParams, ids: match.ids }
-  const members = 't.series_id IN (SELECT value FROM json_each(@ids))'
   const total = countMatches(db, match, filters, conditions)
   if (total <= page.offset) return { slots: [], total }
+  const spans = partSpans(match)
+  let pageSlots: string
+  let params: Record<string, unknown>
+  if (walksByStart(db, match, spans, page)) {
+    const merged = mergedKeys(match, spans, conditions)
+    pageSlots = `(SELECT t.* FROM (${merged.sql}) k CROSS JOIN sched_slots t INDEXED BY ${BY_SERIES}
+      ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id)`
+    params = merged.params
+  } else {
+    pageSlots = `(SELECT t.* FROM sched_slots t INDEXED BY ${BY_SERIES}
+      WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql}
+      ORDER BY t.start_ms, t.id LIMIT @limit OFFSET @offset)`
+    params = { ...conditions.slotParams, ids: match.ids }
+  }
   const rows = cachedStatement(
     db,
     `SELECT t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity,
             r.schedule_id, r.service_types, r.appointment_type, r.accepting,
             g.publisher, g.location, g.provider, g.is_virtual, p.transaction_time, p.synced_at
-     FROM (SELECT t.* FROM sched_slots t INDEXED BY ${slotPath(db, match, page)}
-           WHERE ${members} AND ${conditions.slotSql}
-           ORDER BY t.start_ms, t.id LIMIT @limit OFFSET @offset) t
+     FROM ${pageSlots} t
      JOIN sched_series r ON r.id = t.series_id
      JOIN sched_groups g ON g.id = r.group_id
      JOIN publishers p ON p.slug = g.publisher

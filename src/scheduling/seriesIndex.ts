@@ -6,8 +6,9 @@ import { SLOT_STATUSES } from './resources.js'
 /**
  * Every served series held in memory, indexed by what searches filter on. Series are few (one per schedule
  * and attribute set: tens of thousands nationally) while slots are millions, so a search settles its series
- * here in microseconds and reads only slots from SQLite. Each publisher is a partition, reloaded when its
- * sync commits (`synced_at`) or its `enabled` flag changes, by whichever process: every search compares them.
+ * here in microseconds and reads only slots from SQLite. Each publisher is a partition, reloaded when a
+ * sync of it commits (each takes a new slot part) or its `enabled` flag changes, by whichever process: every
+ * search compares them.
  */
 
 export interface Series {
@@ -15,6 +16,8 @@ export interface Series {
   groupId: number
   groupKey: string
   publisher: string
+  /** The part of sched_slots that its publisher's last sync wrote (see migration 5). */
+  part: number
   /** Lower-cased, as city and state match regardless of case. */
   city: string | undefined
   state: string | undefined
@@ -58,7 +61,7 @@ class Partition {
   readonly bySpecialtyToken = new Map<string, Series[]>()
   readonly byGroupKey = new Map<string, Series[]>()
 
-  constructor(readonly signature: string) {}
+  constructor(readonly part: number) {}
 
   add(series: Series) {
     this.all.push(series)
@@ -156,7 +159,7 @@ interface SeriesRow {
   phone: number
 }
 
-function toSeries(row: SeriesRow): Series {
+function toSeries(row: SeriesRow, part: number): Series {
   const serviceTypes = JSON.parse(row.service_types) as Coding[]
   const specialties = JSON.parse(row.specialties) as Coding[]
   return {
@@ -164,6 +167,7 @@ function toSeries(row: SeriesRow): Series {
     groupId: row.group_id,
     groupKey: row.group_key,
     publisher: row.publisher,
+    part,
     city: row.city?.toLowerCase(),
     state: row.state?.toLowerCase(),
     isVirtual: row.is_virtual === 1,
@@ -202,10 +206,10 @@ export class SeriesIndex {
     return found
   }
 
-  /** Slots of every status the served series hold, as of the last refresh. */
-  servedSlots(): number {
+  /** Slots of every status the served series of these publishers hold, as of the last refresh. */
+  servedSlots(publishers: Iterable<string>): number {
     let slots = 0
-    for (const partition of this.#partitions.values()) slots += partition.slots
+    for (const slug of publishers) slots += this.#partitions.get(slug)?.slots ?? 0
     return slots
   }
 
@@ -216,26 +220,25 @@ export class SeriesIndex {
     this.#generation = generation
     const publishers = cachedStatement(
       this.db,
-      'SELECT slug, enabled, synced_at AS syncedAt FROM publishers',
-    ).all() as { slug: string; enabled: number; syncedAt: string | null }[]
+      'SELECT slug, enabled, slot_part AS part FROM publishers',
+    ).all() as { slug: string; enabled: number; part: number | null }[]
     const served = new Set<string>()
-    for (const { slug, enabled, syncedAt } of publishers) {
-      if (enabled !== 1) continue
+    for (const { slug, enabled, part } of publishers) {
+      if (enabled !== 1 || part === null) continue
       served.add(slug)
-      const signature = syncedAt ?? ''
-      if (this.#partitions.get(slug)?.signature !== signature) this.#load(slug, signature)
+      if (this.#partitions.get(slug)?.part !== part) this.#load(slug, part)
     }
     for (const slug of this.#partitions.keys()) if (!served.has(slug)) this.#partitions.delete(slug)
   }
 
-  #load(slug: string, signature: string) {
-    const partition = new Partition(signature)
+  #load(slug: string, part: number) {
+    const partition = new Partition(part)
     // Slots whose patient type is nopt are kept but never served.
     const rows = cachedStatement(
       this.db,
       `SELECT * FROM sched_series WHERE publisher = ? AND (accepting IS NULL OR accepting <> 'nopt')`,
     ).all(slug) as SeriesRow[]
-    for (const row of rows) partition.add(toSeries(row))
+    for (const row of rows) partition.add(toSeries(row, part))
     this.#partitions.set(slug, partition)
   }
 }
