@@ -46,8 +46,6 @@ export interface SyncOptions extends FeedOptions {
 export const MIN_FETCH_INTERVAL_MS = 60_000
 const MAX_REPORTED_PROBLEMS = 1_000
 const PROGRESS_EVERY = 50_000
-/** Negative: KiB, as SQLite reads it. */
-const SYNC_CACHE_KIB = -32_768
 
 type Json = Record<string, unknown>
 
@@ -187,9 +185,6 @@ async function importFeed(
   const syncedAt = new Date(options.clock()).toISOString()
   // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
   // transaction spans the downloads, and a file that breaks off rolls everything back.
-  // A larger page cache keeps the slot indexes' hot pages in memory while rows land all over them.
-  const cacheSize = db.pragma('cache_size', { simple: true }) as number
-  db.pragma(`cache_size = ${SYNC_CACHE_KIB}`)
   db.exec('BEGIN IMMEDIATE')
   try {
     deletePublisherSlots(db, publisher.slug)
@@ -247,8 +242,6 @@ async function importFeed(
   } catch (error) {
     db.exec('ROLLBACK')
     throw error
-  } finally {
-    db.pragma(`cache_size = ${cacheSize}`)
   }
 }
 
