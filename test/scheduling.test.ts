@@ -2,10 +2,11 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/db/open.js'
 import { addPublisher, removePublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
 import { syncPublisher } from '../src/scheduling/sync.js'
 import { type FeedServer, startFeedServer } from './support/feedServer.js'
-import { bearer, startTestServer, type TestServer } from './support/harness.js'
+import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
 import { STU1_DEFAULT_MATCHES, writeStu1Feed } from './support/stu1Feed.js'
 
 const FIXTURE = join(import.meta.dirname, '../../shared/fixtures/scheduling/smart-examples')
@@ -299,6 +300,50 @@ describe('grouped search', () => {
       code: 'flu',
       display: 'Flu shot',
     })
+  })
+})
+
+describe('answers kept for the next identical search', () => {
+  it('answers a search from now the same until its first match starts, then without it', async () => {
+    const paths = [
+      '/v1/scheduling/slots?publisher=stu1&limit=2',
+      '/v1/scheduling/provider-locations?publisher=stu1&limit=2',
+    ]
+    try {
+      const before = await Promise.all(paths.map(api))
+      expect(ids(before[0])).toEqual(['j1', 'f1'])
+      // j1 starts at 13:00:00Z: up to that very moment it is still a match.
+      server.setNow('2026-11-22T13:00:00.000Z')
+      expect(await Promise.all(paths.map(api))).toEqual(before)
+      server.setNow('2026-11-22T13:00:00.001Z')
+      const [slots, groups] = await Promise.all(paths.map(api))
+      expect(ids(slots)).toEqual(['f1', 'w1'])
+      expect(slots.total).toBe(before[0].total - 1)
+      expect(groups.total).toBe(before[1].total)
+      expect(groups.providerLocations[0].nextAvailableStart).not.toBe(
+        before[1].providerLocations[0].nextAvailableStart,
+      )
+    } finally {
+      server.setNow(DEFAULT_NOW)
+    }
+  })
+
+  it('forgets kept answers as soon as another process changes the database', async () => {
+    const path = '/v1/scheduling/slots?publisher=stu1&limit=1'
+    const other = openDatabase(server.dbPath)
+    try {
+      expect((await api(path)).total).toBe(8)
+      expect((await api('/v1/scheduling/publishers')).publishers).toHaveLength(2)
+      setPublisherEnabled(other, 'stu1', false)
+      expect((await api(path)).total).toBe(0)
+      addPublisher(other, { slug: 'later', manifestUrl: join(feedDir, 'none') })
+      expect((await api('/v1/scheduling/publishers')).publishers).toHaveLength(3)
+    } finally {
+      setPublisherEnabled(other, 'stu1', true)
+      removePublisher(other, 'later')
+      other.close()
+    }
+    expect((await api(path)).total).toBe(8)
   })
 })
 

@@ -46,6 +46,13 @@ export interface EndpointResponse {
   contentType?: string
   /** Sends a strong ETag and answers 304 to a matching If-None-Match. */
   etag?: boolean
+  /**
+   * The same GET may be answered with this response again, without running the handler, until the
+   * database changes and, with `through` (epoch ms), while the clock reads at most that. Only for answers
+   * that depend on the path, the query and the database alone: not on the caller, nor on the time past
+   * `through` (src/http/answerCache.ts).
+   */
+  reuse?: { through?: number }
 }
 
 /** Documentation of one response for /openapi.json; `schema` is a JSON Schema or a component reference. */

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto'
 import { type Layer, Router } from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import { type Endpoint, type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
+import { changeGeneration } from '../db/changes.js'
+import { AnswerCache, type PreparedAnswer } from './answerCache.js'
 import { readJsonBody } from './body.js'
 import { ApiError, errorShapeFor } from './errors.js'
 import { toJson } from './json.js'
@@ -98,25 +100,37 @@ function setType(ctx: Context, mediaType: string): void {
   contentTypes.set(mediaType, ctx.response.get('Content-Type') as string)
 }
 
-function render(ctx: Context & { state: RequestState }, response: EndpointResponse): void {
-  ctx.status = response.status ?? 200
-  for (const [name, value] of Object.entries(response.headers ?? {})) ctx.set(name, value)
+/** A response made ready to send: serialized, with its ETag when it asks for one. */
+function prepare(response: EndpointResponse): PreparedAnswer {
   const bytes = response.contentType ? String(response.body) : toJson(response.body)
-  setType(ctx, response.contentType ?? ctx.state.mediaType)
-  if (response.etag) {
-    ctx.set('ETag', strongEtag(bytes))
+  return {
+    status: response.status ?? 200,
+    headers: response.headers ?? {},
+    contentType: response.contentType,
+    bytes,
+    etag: response.etag ? strongEtag(bytes) : undefined,
+  }
+}
+
+function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer): void {
+  ctx.status = answer.status
+  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
+  setType(ctx, answer.contentType ?? ctx.state.mediaType)
+  if (answer.etag) {
+    ctx.set('ETag', answer.etag)
     if (ctx.fresh) {
       ctx.status = 304
       return
     }
   }
-  ctx.body = bytes
+  ctx.body = answer.bytes
 }
 
 const NEVER_ABORTED = new AbortController().signal
 
 /** Dispatches a request to its endpoint; answers 404, 405 with Allow, and OPTIONS 204 with Allow. */
 export function dispatch(routes: Routes, services: Services): Middleware<RequestState> {
+  const answers = new AnswerCache()
   return async (ctx) => {
     const resolution = routes.resolve(ctx.method, ctx.path)
     if (resolution.kind === 'not-found') throw notFound(ctx.path)
@@ -130,6 +144,12 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     }
     const { endpoint, pathParams } = resolution
     ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
+    // Read before the handler runs: a change committed while it runs makes what it answered look old.
+    const generation = changeGeneration(services.db)
+    // HEAD is answered as GET; the path and the raw query name the answer (validated when it was made).
+    const answerKey = endpoint.method === 'GET' ? `${ctx.path}?${ctx.querystring}` : undefined
+    const kept = answerKey && answers.get(answerKey, generation, services.clock())
+    if (kept) return render(ctx, kept)
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
     const response = await invokeEndpoint(
       endpoint,
@@ -144,6 +164,8 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       },
       services,
     )
-    render(ctx, response)
+    const answer = prepare(response)
+    if (answerKey && response.reuse) answers.set(answerKey, generation, answer, response.reuse.through)
+    render(ctx, answer)
   }
 }

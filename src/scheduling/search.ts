@@ -385,6 +385,21 @@ export function searchGroups(
 }
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */
+/**
+ * When a search from now stops answering as it does now: at the first start of a slot of `status` from
+ * `now` on, since no match can start in between. Undefined when none is left: only new data changes it.
+ */
+export function answerHoldsThrough(db: Db, filters: SlotFilters, now: number): number | undefined {
+  if (!filters.startsNow) return undefined
+  const next = cachedStatement(
+    db,
+    `SELECT min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_START} WHERE t.status = ? AND t.start_ms >= ?`,
+  )
+    .pluck()
+    .get(statusIndex(filters.status), now) as number | null
+  return next ?? undefined
+}
+
 export function listCodings(db: Db, column: 'service_types' | 'specialties'): Coding[] {
   const lists = cachedStatement(
     db,

@@ -1,0 +1,85 @@
+/**
+ * Answers kept for the next identical request. An endpoint opts in per response (`EndpointResponse.reuse`)
+ * when its answer depends on the request's path and query and the database alone, and, for answers that
+ * depend on the time, says through which moment it stays true. Popular searches (the same state and
+ * service type from every visitor of a booking site) are then answered without a query or a
+ * serialization, and never differently from what the store would answer: every entry is dropped as soon
+ * as the database changes (src/db/changes.ts), by this process or another.
+ */
+
+/** An answer as it goes out: what `render` sends, whether it was just made or kept. */
+export interface PreparedAnswer {
+  status: number
+  headers: Readonly<Record<string, string>>
+  /** Media type when the body is not JSON; otherwise the one negotiated for each request. */
+  contentType?: string
+  bytes: string
+  etag?: string
+}
+
+interface Kept {
+  answer: PreparedAnswer
+  /** Epoch ms through which the answer stays true, if the time matters. */
+  through: number | undefined
+}
+
+/** Characters kept in all, about as many bytes for JSON text; past this the oldest answers go. */
+export const ANSWER_CACHE_CHARS = 64 * 1024 * 1024
+/** An answer larger than this share of the room is not kept: it would push out many smaller ones. */
+const LARGEST_SHARE = 16
+
+export class AnswerCache {
+  readonly #kept = new Map<string, Kept>()
+  #generation = -1
+  #chars = 0
+
+  constructor(private readonly maxChars: number = ANSWER_CACHE_CHARS) {}
+
+  /** The answer kept for `key` if the database is still at `generation` and it holds at `now`. */
+  get(key: string, generation: number, now: number): PreparedAnswer | undefined {
+    this.#forgetIfChanged(generation)
+    const kept = this.#kept.get(key)
+    if (!kept) return undefined
+    if (kept.through !== undefined && now > kept.through) {
+      this.#drop(key, kept)
+      return undefined
+    }
+    // Map order is insertion order: moving a used answer to the end makes the first one the least used.
+    this.#kept.delete(key)
+    this.#kept.set(key, kept)
+    return kept.answer
+  }
+
+  /** Keeps an answer made while the database was at `generation`. */
+  set(key: string, generation: number, answer: PreparedAnswer, through?: number): void {
+    this.#forgetIfChanged(generation)
+    // Made from an older state than the one now seen: it may already be wrong.
+    if (generation !== this.#generation) return
+    const size = answer.bytes.length + key.length
+    if (size * LARGEST_SHARE > this.maxChars) return
+    const previous = this.#kept.get(key)
+    if (previous) this.#drop(key, previous)
+    while (this.#chars + size > this.maxChars) {
+      const [oldestKey, oldest] = this.#kept.entries().next().value as [string, Kept]
+      this.#drop(oldestKey, oldest)
+    }
+    this.#kept.set(key, { answer, through })
+    this.#chars += size
+  }
+
+  get size(): number {
+    return this.#kept.size
+  }
+
+  #forgetIfChanged(generation: number): void {
+    if (generation <= this.#generation) return
+    this.#kept.clear()
+    this.#chars = 0
+    this.#generation = generation
+  }
+
+  #drop(key: string, kept: Kept): void {
+    this.#kept.delete(key)
+    this.#chars -= kept.answer.bytes.length + key.length
+  }
+}
