@@ -27,7 +27,7 @@ describe('AnswerCache', () => {
   })
 
   it('forgets everything when the database moves on, and never keeps an answer made before', () => {
-    const cache = new AnswerCache()
+    const cache = new AnswerCache(1024)
     cache.set('a', 1, answer('1'))
     expect(cache.get('a', 2, 0)).toBeUndefined()
     cache.set('a', 1, answer('stale'))
@@ -35,7 +35,7 @@ describe('AnswerCache', () => {
   })
 
   it('answers through the moment given, not after', () => {
-    const cache = new AnswerCache()
+    const cache = new AnswerCache(1024)
     cache.set('a', 1, answer('1'), 1000)
     expect(cache.get('a', 1, 1000)).toBeDefined()
     expect(cache.get('a', 1, 1001)).toBeUndefined()

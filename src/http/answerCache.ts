@@ -23,8 +23,6 @@ interface Kept {
   through: number | undefined
 }
 
-/** Characters kept in all, about as many bytes for JSON text; past this the oldest answers go. */
-export const ANSWER_CACHE_CHARS = 64 * 1024 * 1024
 /** An answer larger than this share of the room is not kept: it would push out many smaller ones. */
 const LARGEST_SHARE = 16
 
@@ -33,7 +31,8 @@ export class AnswerCache {
   #generation = -1
   #chars = 0
 
-  constructor(private readonly maxChars: number = ANSWER_CACHE_CHARS) {}
+  /** @param maxChars characters kept in all (about as many bytes of JSON); past this the oldest go. */
+  constructor(private readonly maxChars: number) {}
 
   /** The answer kept for `key` if the database is still at `generation` and it holds at `now`. */
   get(key: string, generation: number, now: number): PreparedAnswer | undefined {

@@ -130,7 +130,7 @@ const NEVER_ABORTED = new AbortController().signal
 
 /** Dispatches a request to its endpoint; answers 404, 405 with Allow, and OPTIONS 204 with Allow. */
 export function dispatch(routes: Routes, services: Services): Middleware<RequestState> {
-  const answers = new AnswerCache()
+  const answers = new AnswerCache(services.config.answerCacheMb * 1024 * 1024)
   return async (ctx) => {
     const resolution = routes.resolve(ctx.method, ctx.path)
     if (resolution.kind === 'not-found') throw notFound(ctx.path)
