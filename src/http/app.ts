@@ -1,5 +1,4 @@
 import Koa from 'koa'
-import compress from 'koa-compress'
 import { keyOwnerLookup } from '../accounts/keys.js'
 import { UsageCounter } from '../accounts/usage.js'
 import type { Services } from '../api/endpoint.js'
@@ -11,6 +10,7 @@ import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
 import { type UpstreamTuning, UpstreamSource } from '../upstream/client.js'
 import { authenticate } from './middleware/authenticate.js'
+import { compressWhenAccepted } from './middleware/compressWhenAccepted.js'
 import { enforceLimits } from './middleware/enforceLimits.js'
 import { negotiate } from './middleware/negotiate.js'
 import { renderErrors } from './middleware/renderErrors.js'
@@ -64,7 +64,16 @@ export function createApp(options: AppOptions): App {
   const requestLog = new RequestLog(live.name, clock, options.requestLog)
   const koa = new Koa<RequestState>()
   koa.use(requestContext({ usage, log: requestLog, clock }))
-  koa.use(compress({ br: false, deflate: false, gzip: { level: 6 }, threshold: 1024 }))
+  koa.use(
+    compressWhenAccepted({
+      // The spec promises gzip; koa-compress would also pick zstd on a Node that has it.
+      br: false,
+      deflate: false,
+      zstd: false,
+      gzip: { level: 6 },
+      threshold: 1024,
+    }),
+  )
   koa.use(
     renderErrors({
       docsUrl: config.docsUrl,
