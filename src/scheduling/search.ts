@@ -384,7 +384,6 @@ export function searchGroups(
   return { groups, total: ordered.length }
 }
 
-/** Every coding of one kind present in the served series, with its display, sorted by system then code. */
 /**
  * When a search from now stops answering as it does now: at the first start of a slot of `status` from
  * `now` on, since no match can start in between. Undefined when none is left: only new data changes it.
@@ -400,6 +399,7 @@ export function answerHoldsThrough(db: Db, filters: SlotFilters, now: number): n
   return next ?? undefined
 }
 
+/** Every coding of one kind present in the served series, with its display, sorted by system then code. */
 export function listCodings(db: Db, column: 'service_types' | 'specialties'): Coding[] {
   const lists = cachedStatement(
     db,
