@@ -2,6 +2,7 @@ import type { KeyOwner } from '../accounts/keys.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
+import type { AnswerCache } from '../http/answerCache.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
 import type { UpstreamSource, UpstreamTuning } from '../upstream/client.js'
@@ -23,6 +24,8 @@ export interface Services {
   terminologySources: ReadonlyMap<string, UpstreamSource>
   /** How long a FHIR batch may run before its running entries answer 504. */
   batchBudgetMs: number
+  /** Answers kept for identical requests, over HTTP and in batches alike. */
+  answers: AnswerCache
 }
 
 export interface EndpointRequest<P extends ParamShape> {

@@ -9,6 +9,7 @@ import type { Db } from '../db/open.js'
 import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
 import { type UpstreamTuning, UpstreamSource } from '../upstream/client.js'
+import { AnswerCache } from './answerCache.js'
 import { authenticate } from './middleware/authenticate.js'
 import { compressWhenAccepted } from './middleware/compressWhenAccepted.js'
 import { enforceLimits } from './middleware/enforceLimits.js'
@@ -59,6 +60,7 @@ export function createApp(options: AppOptions): App {
     terminologySources,
     upstream: options.upstream ?? {},
     batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
+    answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
   }
   const usage = new UsageCounter(live, clock, options.usage)
   const requestLog = new RequestLog(live.name, clock, options.requestLog)

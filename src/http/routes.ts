@@ -1,9 +1,15 @@
 import { createHash } from 'node:crypto'
 import { type Layer, Router } from '@koa/router'
 import type { Context, Middleware } from 'koa'
-import { type Endpoint, type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
+import {
+  type Endpoint,
+  type EndpointResponse,
+  type Invocation,
+  invokeEndpoint,
+  type Services,
+} from '../api/endpoint.js'
 import { changeGeneration } from '../db/changes.js'
-import { AnswerCache, type PreparedAnswer } from './answerCache.js'
+import type { PreparedAnswer } from './answerCache.js'
 import { readJsonBody } from './body.js'
 import { ApiError, errorShapeFor } from './errors.js'
 import { toJson } from './json.js'
@@ -126,11 +132,37 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer):
   ctx.body = answer.bytes
 }
 
+/**
+ * An endpoint's answer, made ready to send. `key` names the request (path and raw query) when it has no
+ * body: an answer the endpoint let be reused is then kept under it and given again while it holds. A
+ * handler that answers at once is answered at once (a batch runs its entries without a promise each).
+ */
+export function answerRequest(
+  endpoint: Endpoint,
+  key: string | undefined,
+  invocation: Invocation,
+  services: Services,
+): PreparedAnswer | Promise<PreparedAnswer> {
+  // Read before the handler runs: a change committed while it runs makes what it answered look old.
+  const generation = changeGeneration(services.db)
+  const reusable = key !== undefined && endpoint.method === 'GET'
+  if (reusable) {
+    const kept = services.answers.get(key, generation, services.clock())
+    if (kept) return kept
+  }
+  const ready = (response: EndpointResponse) => {
+    const answer = prepare(response)
+    if (reusable && response.reuse) services.answers.set(key, generation, answer, response.reuse.through)
+    return answer
+  }
+  const response = invokeEndpoint(endpoint, invocation, services)
+  return response instanceof Promise ? response.then(ready) : ready(response)
+}
+
 const NEVER_ABORTED = new AbortController().signal
 
 /** Dispatches a request to its endpoint; answers 404, 405 with Allow, and OPTIONS 204 with Allow. */
 export function dispatch(routes: Routes, services: Services): Middleware<RequestState> {
-  const answers = new AnswerCache(services.config.answerCacheMb * 1024 * 1024)
   return async (ctx) => {
     const resolution = routes.resolve(ctx.method, ctx.path)
     if (resolution.kind === 'not-found') throw notFound(ctx.path)
@@ -144,15 +176,10 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     }
     const { endpoint, pathParams } = resolution
     ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
-    // Read before the handler runs: a change committed while it runs makes what it answered look old.
-    const generation = changeGeneration(services.db)
-    // HEAD is answered as GET; the path and the raw query name the answer (validated when it was made).
-    const answerKey = endpoint.method === 'GET' ? `${ctx.path}?${ctx.querystring}` : undefined
-    const kept = answerKey && answers.get(answerKey, generation, services.clock())
-    if (kept) return render(ctx, kept)
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
-    const response = await invokeEndpoint(
+    const answer = await answerRequest(
       endpoint,
+      endpoint.body ? undefined : `${ctx.path}?${ctx.querystring}`,
       {
         // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
         query: new URLSearchParams(ctx.querystring),
@@ -164,8 +191,6 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       },
       services,
     )
-    const answer = prepare(response)
-    if (answerKey && response.reuse) answers.set(answerKey, generation, answer, response.reuse.through)
     render(ctx, answer)
   }
 }
