@@ -123,12 +123,12 @@ function runEntry(
   if (resolution.kind === 'method-not-allowed') return failure(methodNotAllowed(method, resolution.allow))
   try {
     const { endpoint } = resolution
+    // Under the path and query a lone request has: the two share the answers kept.
     const answer = answerRequest(
       endpoint,
-      // The key a lone request for the same path and query has: the two share what was kept.
-      endpoint.body ? undefined : `${target.pathname}?${target.query}`,
+      target.pathname,
+      target.query,
       {
-        query: new URLSearchParams(target.query),
         pathParams: resolution.pathParams,
         body: endpoint.body ? entry.resource : undefined,
         ...context,

@@ -21,6 +21,8 @@ interface Kept {
   answer: PreparedAnswer
   /** Epoch ms through which the answer stays true, if the time matters. */
   through: number | undefined
+  /** Given again since it was kept or last spared: spared once more when its turn to go comes. */
+  used: boolean
 }
 
 /** An answer larger than this share of the room is not kept: it would push out many smaller ones. */
@@ -43,9 +45,7 @@ export class AnswerCache {
       this.#drop(key, kept)
       return undefined
     }
-    // Map order is insertion order: moving a used answer to the end makes the first one the least used.
-    this.#kept.delete(key)
-    this.#kept.set(key, kept)
+    kept.used = true
     return kept.answer
   }
 
@@ -58,11 +58,19 @@ export class AnswerCache {
     if (size * LARGEST_SHARE > this.maxChars) return
     const previous = this.#kept.get(key)
     if (previous) this.#drop(key, previous)
+    // Oldest first (Map order is insertion order), but one used since is spared and goes to the back: a
+    // hit costs a flag instead of a reordering, and answers still in use outlive those that are not.
     while (this.#chars + size > this.maxChars) {
       const [oldestKey, oldest] = this.#kept.entries().next().value as [string, Kept]
-      this.#drop(oldestKey, oldest)
+      if (oldest.used) {
+        oldest.used = false
+        this.#kept.delete(oldestKey)
+        this.#kept.set(oldestKey, oldest)
+      } else {
+        this.#drop(oldestKey, oldest)
+      }
     }
-    this.#kept.set(key, { answer, through })
+    this.#kept.set(key, { answer, through, used: false })
     this.#chars += size
   }
 

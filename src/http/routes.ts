@@ -133,29 +133,28 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer):
 }
 
 /**
- * An endpoint's answer, made ready to send. `key` names the request (path and raw query) when it has no
- * body: an answer the endpoint let be reused is then kept under it and given again while it holds. A
- * handler that answers at once is answered at once (a batch runs its entries without a promise each).
+ * An endpoint's answer to a request for `path` with the raw `query`, made ready to send. A GET's answer the
+ * endpoint let be reused is kept under its path and query and given again while it holds. A handler that
+ * answers at once is answered at once (a batch runs its entries without a promise each).
  */
 export function answerRequest(
   endpoint: Endpoint,
-  key: string | undefined,
-  invocation: Invocation,
+  path: string,
+  query: string,
+  invocation: Omit<Invocation, 'query'>,
   services: Services,
 ): PreparedAnswer | Promise<PreparedAnswer> {
   // Read before the handler runs: a change committed while it runs makes what it answered look old.
   const generation = changeGeneration(services.db)
-  const reusable = key !== undefined && endpoint.method === 'GET'
-  if (reusable) {
-    const kept = services.answers.get(key, generation, services.clock())
-    if (kept) return kept
-  }
+  const key = endpoint.method === 'GET' ? `${path}?${query}` : undefined
+  const kept = key && services.answers.get(key, generation, services.clock())
+  if (kept) return kept
   const ready = (response: EndpointResponse) => {
     const answer = prepare(response)
-    if (reusable && response.reuse) services.answers.set(key, generation, answer, response.reuse.through)
+    if (key && response.reuse) services.answers.set(key, generation, answer, response.reuse.through)
     return answer
   }
-  const response = invokeEndpoint(endpoint, invocation, services)
+  const response = invokeEndpoint(endpoint, { ...invocation, query: new URLSearchParams(query) }, services)
   return response instanceof Promise ? response.then(ready) : ready(response)
 }
 
@@ -177,12 +176,12 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     const { endpoint, pathParams } = resolution
     ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
+    // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
     const answer = await answerRequest(
       endpoint,
-      endpoint.body ? undefined : `${ctx.path}?${ctx.querystring}`,
+      ctx.path,
+      ctx.querystring,
       {
-        // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
-        query: new URLSearchParams(ctx.querystring),
         pathParams,
         body,
         owner: ctx.state.owner,
