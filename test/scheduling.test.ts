@@ -200,9 +200,15 @@ describe('slot search', () => {
     ])
   })
 
-  it('does not serve a disabled publisher', async () => {
+  it('does not serve a disabled publisher, filtered by it or not', async () => {
+    // Unfiltered, every served series matches: the page is checked against series rows, not an id list.
+    const unfiltered = () => api('/v1/scheduling/slots?startAfter=2026-11-21T00:00:00Z')
+    const before = await unfiltered()
+    expect(ids(before).sort()).toEqual([...STU1_DEFAULT_MATCHES].sort())
+    expect(before.total).toBe(STU1_DEFAULT_MATCHES.length)
     setPublisherEnabled(server.server.db, 'stu1', false)
     expect((await api('/v1/scheduling/slots?publisher=stu1')).total).toBe(0)
+    expect(await unfiltered()).toEqual({ slots: [], total: 0 })
     const { publishers } = await api('/v1/scheduling/publishers')
     expect(publishers.find((publisher: { slug: string }) => publisher.slug === 'stu1').enabled).toBe(false)
     setPublisherEnabled(server.server.db, 'stu1', true)

@@ -1,7 +1,14 @@
 import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
-import { type Series, type SeriesFilters, seriesIndex, statusIndex } from './seriesIndex.js'
+import {
+  filtersNoSeries,
+  SERVED_SERIES,
+  type Series,
+  type SeriesFilters,
+  seriesIndex,
+  statusIndex,
+} from './seriesIndex.js'
 
 /** The filters every slot listing shares; the grouped listings ignore `groupKeys`. */
 export interface SlotFilters extends SeriesFilters {
@@ -46,8 +53,10 @@ const BY_START = 'sched_slots_by_start' // (status, start_ms, id)
 interface SeriesMatch {
   /** The matching series that hold slots of the asked status. */
   series: Series[]
-  /** Their ids as a JSON array, bound as one parameter. */
-  ids: string
+  /** Their ids as a JSON array, bound as one parameter (made on first use: for every series, a few ms). */
+  readonly ids: string
+  /** No series-level filter: every served series matches. */
+  everySeries: boolean
   /** Slots of the asked status those series hold at any time: the size of the work. */
   slots: number
   status: number
@@ -61,7 +70,28 @@ function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
   if (series.length === 0) return undefined
   let slots = 0
   for (const candidate of series) slots += candidate.counts[status] as number
-  return { series, ids: JSON.stringify(series.map((candidate) => candidate.id)), slots, status }
+  let ids: string | undefined
+  return {
+    series,
+    get ids() {
+      ids ??= JSON.stringify(series.map((candidate) => candidate.id))
+      return ids
+    },
+    everySeries: filtersNoSeries(filters),
+    slots,
+    status,
+  }
+}
+
+/**
+ * The condition a slot `t` of the match meets. Naming every series in a list costs in proportion to the
+ * series (a national unfiltered search names 50,000: 25 ms); when all served ones match, each slot walked
+ * is checked against its series row instead, and a page walks few.
+ */
+function memberCondition(match: SeriesMatch): string {
+  return match.everySeries
+    ? `EXISTS (SELECT 1 FROM sched_series r WHERE r.id = t.series_id AND ${SERVED_SERIES})`
+    : 't.series_id IN (SELECT value FROM json_each(@ids))'
 }
 
 /**
@@ -239,8 +269,8 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const match = matchSeries(db, filters)
   if (!match) return { slots: [], total: 0 }
   const conditions = slotConditions(filters)
-  const params = { ...conditions.slotParams, ids: match.ids }
-  const members = 't.series_id IN (SELECT value FROM json_each(@ids))'
+  const members = memberCondition(match)
+  const params = match.everySeries ? conditions.slotParams : { ...conditions.slotParams, ids: match.ids }
   const total = countMatches(db, match, filters, conditions)
   if (total <= page.offset) return { slots: [], total }
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
@@ -404,12 +434,7 @@ export function answerHoldsThrough(db: Db, filters: SlotFilters, now: number): n
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */
 export function listCodings(db: Db, column: 'service_types' | 'specialties'): Coding[] {
-  const lists = cachedStatement(
-    db,
-    `SELECT DISTINCT r.${column} FROM sched_series r
-     WHERE r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)
-       AND (r.accepting IS NULL OR r.accepting <> 'nopt')`,
-  )
+  const lists = cachedStatement(db, `SELECT DISTINCT r.${column} FROM sched_series r WHERE ${SERVED_SERIES}`)
     .pluck()
     .all() as string[]
   return union(lists.map((json) => JSON.parse(json) as Coding[])).sort(
