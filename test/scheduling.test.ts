@@ -1,6 +1,8 @@
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { gunzipSync } from 'node:zlib'
 import { join } from 'node:path'
+import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/db/open.js'
 import { addPublisher, removePublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
@@ -331,6 +333,22 @@ describe('answers kept for the next identical search', () => {
       )
     } finally {
       server.setNow(DEFAULT_NOW)
+    }
+  })
+
+  it('gzips a kept answer once for every caller that accepts gzip, the same JSON as uncompressed', async () => {
+    const path = '/v1/scheduling/slots?includePast=true&limit=100'
+    const plain = await api(path)
+    const headers = { ...bearer(server.key), 'accept-encoding': 'gzip, deflate' }
+    for (let ask = 0; ask < 2; ask++) {
+      const response = await request(`${server.url}${path}`, { headers })
+      expect(response.statusCode).toBe(200)
+      expect(response.headers['content-encoding']).toBe('gzip')
+      expect(response.headers.vary).toBe('Accept-Encoding')
+      // Sent whole from memory, so with its length: the compression middleware would stream it chunked.
+      expect(Number(response.headers['content-length'])).toBeGreaterThan(0)
+      const body = gunzipSync(Buffer.from(await response.body.arrayBuffer()))
+      expect(JSON.parse(body.toString())).toEqual(plain)
     }
   })
 

@@ -1,3 +1,6 @@
+import { gzipSync } from 'node:zlib'
+import { GZIP_OPTIONS } from './middleware/compressWhenAccepted.js'
+
 /**
  * Answers kept for the next identical request. An endpoint opts in per response (`EndpointResponse.reuse`)
  * when its answer depends on the request's path and query and the database alone, and, for answers that
@@ -25,11 +28,17 @@ interface Kept {
   used: boolean
 }
 
+/** Kept answers up to this size are gzipped once, on the event loop; larger ones as every answer is. */
+const GZIP_ONCE_MAX_CHARS = 256 * 1024
+const gzipped = new WeakMap<PreparedAnswer, Buffer>()
+
 /** An answer larger than this share of the room is not kept: it would push out many smaller ones. */
 const LARGEST_SHARE = 16
 
 export class AnswerCache {
   readonly #kept = new Map<string, Kept>()
+  /** Every answer ever kept, for `gzipOnce`; an answer dropped since goes with its last user. */
+  readonly #everKept = new WeakSet<PreparedAnswer>()
   #generation = -1
   #chars = 0
 
@@ -71,7 +80,23 @@ export class AnswerCache {
       }
     }
     this.#kept.set(key, { answer, through, used: false })
+    this.#everKept.add(answer)
     this.#chars += size
+  }
+
+  /**
+   * The gzip form of a kept answer, compressed on first use and kept with it: a popular answer is asked for
+   * with Accept-Encoding by nearly every client, and compressing 15 KB again each time costs more than
+   * everything else in answering it. Undefined for an answer not kept, or too large to compress here.
+   */
+  gzipOnce(answer: PreparedAnswer): Buffer | undefined {
+    if (!this.#everKept.has(answer) || answer.bytes.length > GZIP_ONCE_MAX_CHARS) return undefined
+    let bytes = gzipped.get(answer)
+    if (!bytes) {
+      bytes = gzipSync(answer.bytes, GZIP_OPTIONS)
+      gzipped.set(answer, bytes)
+    }
+    return bytes
   }
 
   get size(): number {

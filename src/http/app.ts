@@ -66,16 +66,7 @@ export function createApp(options: AppOptions): App {
   const requestLog = new RequestLog(live.name, clock, options.requestLog)
   const koa = new Koa<RequestState>()
   koa.use(requestContext({ usage, log: requestLog, clock }))
-  koa.use(
-    compressWhenAccepted({
-      // The spec promises gzip; koa-compress would also pick zstd on a Node that has it.
-      br: false,
-      deflate: false,
-      zstd: false,
-      gzip: { level: 6 },
-      threshold: 1024,
-    }),
-  )
+  koa.use(compressWhenAccepted())
   koa.use(
     renderErrors({
       docsUrl: config.docsUrl,

@@ -9,8 +9,9 @@ import {
   type Services,
 } from '../api/endpoint.js'
 import { changeGeneration } from '../db/changes.js'
-import type { PreparedAnswer } from './answerCache.js'
+import type { AnswerCache, PreparedAnswer } from './answerCache.js'
 import { readJsonBody } from './body.js'
+import { COMPRESS_THRESHOLD } from './middleware/compressWhenAccepted.js'
 import { ApiError, errorShapeFor } from './errors.js'
 import { toJson } from './json.js'
 import type { RequestState } from './state.js'
@@ -118,7 +119,7 @@ function prepare(response: EndpointResponse): PreparedAnswer {
   }
 }
 
-function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer): void {
+function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, answers: AnswerCache): void {
   ctx.status = answer.status
   for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
   setType(ctx, answer.contentType ?? ctx.state.mediaType)
@@ -129,7 +130,19 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer):
       return
     }
   }
-  ctx.body = answer.bytes
+  // Compressed once for every caller that accepts gzip, instead of by the compression middleware each time.
+  const gzip =
+    answer.bytes.length >= COMPRESS_THRESHOLD &&
+    ctx.get('Accept-Encoding') !== '' &&
+    ctx.acceptsEncodings('gzip', 'identity') === 'gzip'
+      ? answers.gzipOnce(answer)
+      : undefined
+  if (gzip) {
+    ctx.set('Content-Encoding', 'gzip')
+    ctx.body = gzip
+  } else {
+    ctx.body = answer.bytes
+  }
 }
 
 /**
@@ -190,6 +203,6 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       },
       services,
     )
-    render(ctx, answer)
+    render(ctx, answer, services.answers)
   }
 }
