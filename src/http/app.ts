@@ -19,6 +19,9 @@ import { requestContext } from './middleware/requestContext.js'
 import { dispatch, Routes } from './routes.js'
 import type { RequestState } from './state.js'
 
+/** Error codes of a response cut short because the caller closed the connection. */
+const CALLER_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECANCELED', 'ERR_STREAM_PREMATURE_CLOSE'])
+
 export interface AppOptions {
   db: Db
   /** Where each request's writes go (src/db/live.ts), so a long write on `db` never holds a request up. */
@@ -64,13 +67,19 @@ export function createApp(options: AppOptions): App {
   }
   const usage = new UsageCounter(live, clock, options.usage)
   const requestLog = new RequestLog(live.name, clock, options.requestLog)
+  const onInternalError = options.onInternalError ?? ((error) => console.error('internal error:', error))
   const koa = new Koa<RequestState>()
+  // Koa reports here what failed after the answer began (a stream cut off); a caller hanging up is not a
+  // fault of ours, and Koa's default would print its stack for every one.
+  koa.on('error', (error: unknown) => {
+    if (!CALLER_GONE.has((error as { code?: string }).code ?? '')) onInternalError(error)
+  })
   koa.use(requestContext({ usage, log: requestLog, clock }))
   koa.use(compressWhenAccepted())
   koa.use(
     renderErrors({
       docsUrl: config.docsUrl,
-      onInternalError: options.onInternalError ?? ((error) => console.error('internal error:', error)),
+      onInternalError,
     }),
   )
   koa.use(negotiate())
