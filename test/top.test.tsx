@@ -11,6 +11,7 @@ import { liveDatabasePath } from '../src/db/live.js'
 import { openDatabase } from '../src/db/open.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { syncPublisher } from '../src/scheduling/sync.js'
+import { QUOTA_SQL } from '../src/stats/quota.js'
 import { WINDOW_MS, WINDOW_SQL } from '../src/stats/requestWindow.js'
 import { openTopSources, TopFeed } from '../src/stats/topFeed.js'
 import { TopReader, type TopSnapshot } from '../src/stats/topSnapshot.js'
@@ -249,7 +250,7 @@ describe('the snapshot of a store that served known traffic', () => {
     }
   })
 
-  it('reads the request log only through its indexes', () => {
+  it('reads the request log and usage counters only through their indexes', () => {
     const db = new Database(liveDatabasePath(dbPath), { readonly: true })
     const plan = (sql: string) =>
       (
@@ -266,6 +267,8 @@ describe('the snapshot of a store that served known traffic', () => {
       for (const rows of [WINDOW_SQL.counted, WINDOW_SQL.unrouted, WINDOW_SQL.newErrors])
         expect(plan(rows)).toMatch(/^SEARCH request_log USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)$/)
       expect(plan(WINDOW_SQL.errors)).not.toMatch(/TEMP B-TREE FOR ORDER BY.*SCAN request_log/)
+      expect(plan(QUOTA_SQL)).toMatch(/SEARCH usage_counters USING PRIMARY KEY \(org_id=\? AND period=\?\)/)
+      expect(plan(QUOTA_SQL)).not.toMatch(/SCAN usage_counters/)
     } finally {
       db.close()
     }
