@@ -337,6 +337,40 @@ describe('the live screen', () => {
     }
   })
 
+  it('draws again only when the figures change', async () => {
+    let shown = load(null)
+    let loaded: (() => void) | undefined
+    const loads = (count: number) =>
+      new Promise<void>((resolve) => {
+        loaded = () => {
+          if (--count === 0) resolve()
+        }
+      })
+    const app = render(
+      <App
+        database={dbPath}
+        // A new object every time, as a real read gives, with the same figures until `shown` changes.
+        load={() => {
+          loaded?.()
+          return structuredClone(shown)
+        }}
+        intervalMs={1}
+        size={{ columns: 80, rows: 24 }}
+      />,
+    )
+    try {
+      await frameWhere(app, (text) => text.includes('Traffic'))
+      const drawn = app.frames.length
+      await loads(5)
+      expect(app.frames.length).toBe(drawn)
+      shown = load('bet')
+      await frameWhere(app, (text) => text.includes('org ~ "bet"'))
+      expect(app.frames.length).toBe(drawn + 1)
+    } finally {
+      app.unmount()
+    }
+  })
+
   it('switches views with tab and arrows, selects with arrows, and filters with / and enter', async () => {
     const app = renderApp(load)
     try {
