@@ -103,7 +103,10 @@ export class SlidingTotals {
   }
 
   /** Counts one request, unless it is already out of the window. */
-  add(at: number, orgId: number | null, endpoint: Endpoint, bin: number, statusClass: number): void {
+  add(loggedAt: number, orgId: number | null, endpoint: Endpoint, bin: number, statusClass: number): void {
+    // Instants are whole milliseconds (as the server logs them): it is as such that a request is kept, and
+    // so compared again when it leaves.
+    const at = Math.floor(loggedAt)
     if (at <= this.#edge) return
     const second = Math.floor(at / SECOND_MS)
     let rows = this.#seconds.get(second)
