@@ -100,7 +100,11 @@ export class RequestWindow {
   /** By `GET /v1/scheduling/slots`, as COUNTED_COLUMNS reads them. */
   readonly #endpoints = new Map<string, Endpoint>()
 
-  constructor(private readonly live: Db) {}
+  /** `rowsPerRead`: rowids read per query (50,000); tests make it small to cross many slices. */
+  constructor(
+    private readonly live: Db,
+    private readonly options: { rowsPerRead?: number } = {},
+  ) {}
 
   refresh(now: number): void {
     // One read transaction: the queries below see the same rows.
@@ -134,13 +138,13 @@ export class RequestWindow {
     const buckets = this.live.prepare(WINDOW_SQL.history).all(from) as { bucket: number; n: number }[]
     for (const { bucket, n } of buckets) this.#history.set(Math.floor(bucket), n)
     const first = this.live.prepare(WINDOW_SQL.firstRowId).get(now - WINDOW_MS) as { id: number | null }
-    if (first.id !== null) this.#count([first.id - 1, maxRowId, now - WINDOW_MS], false)
+    if (first.id !== null) this.#count(first.id - 1, maxRowId, now - WINDOW_MS, false)
     this.#errors = this.live.prepare(WINDOW_SQL.errors).all(now - ERRORS_SINCE_MS) as LoggedError[]
   }
 
   #loadSince(now: number, maxRowId: number): void {
     // Rows older than the history are of no use: not in the window, and their bucket is gone.
-    this.#count([this.#lastRowId, maxRowId, now - HISTORY_BUCKETS * HISTORY_BUCKET_MS], true)
+    this.#count(this.#lastRowId, maxRowId, now - HISTORY_BUCKETS * HISTORY_BUCKET_MS, true)
     const fresh = cachedStatement(this.live, WINDOW_SQL.newErrors).all(
       this.#lastRowId,
       maxRowId,
@@ -151,8 +155,19 @@ export class RequestWindow {
     }
   }
 
-  /** Counts the rows of `range` (NEW_ROWS' parameters) in the window, and in the history if asked. */
-  #count(range: readonly [afterRowId: number, lastRowId: number, since: number], history: boolean): void {
+  /**
+   * Counts the rows after `afterRowId` up to `lastRowId` from `since` on in the window, and in the history
+   * if asked. Read a slice of rowids at a time: the first read of a busy window is millions of rows, which
+   * would otherwise all be held at once.
+   */
+  #count(afterRowId: number, lastRowId: number, since: number, history: boolean): void {
+    const slice = this.options.rowsPerRead ?? 50_000
+    for (let after = afterRowId; after < lastRowId; after += slice) {
+      this.#countSlice([after, Math.min(lastRowId, after + slice), since], history)
+    }
+  }
+
+  #countSlice(range: [afterRowId: number, lastRowId: number, since: number], history: boolean): void {
     const rows = cachedStatement(this.live, WINDOW_SQL.counted)
       .raw()
       .all(...range) as CountedRow[]

@@ -108,8 +108,11 @@ export class TopReader {
   readonly #window: RequestWindow
   #accounts: { generation: number; value: Accounts } | undefined
 
-  constructor(private readonly sources: TopSources) {
-    this.#window = new RequestWindow(sources.live)
+  constructor(
+    private readonly sources: TopSources,
+    windowOptions?: ConstructorParameters<typeof RequestWindow>[1],
+  ) {
+    this.#window = new RequestWindow(sources.live, windowOptions)
   }
 
   read(now: number, filter: string | null = null): TopSnapshot {
