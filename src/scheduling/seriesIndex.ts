@@ -49,6 +49,33 @@ export interface SeriesFilters {
   groupKeys: string[]
 }
 
+/**
+ * Served series, as SQL on `sched_series r`: the publisher is enabled and the patient type is not nopt
+ * (such slots are kept but never served). The index holds exactly these.
+ */
+export const SERVED_SERIES = `r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)
+  AND (r.accepting IS NULL OR r.accepting <> 'nopt')`
+
+/** Every series-level filter by name: a filter added to SeriesFilters must be listed here to compile. */
+const SERIES_FILTER_NAMES: Record<Exclude<keyof SeriesFilters, 'groupKeys'>, true> = {
+  publisher: true,
+  serviceTypeCode: true,
+  npi: true,
+  specialty: true,
+  appointmentType: true,
+  acceptingPatients: true,
+  isVirtual: true,
+  city: true,
+  state: true,
+}
+
+/** True when the filters name no series-level condition: every served series matches. */
+export function filtersNoSeries(filters: SeriesFilters): boolean {
+  if (filters.groupKeys.length > 0) return false
+  for (const name in SERIES_FILTER_NAMES) if (filters[name as keyof SeriesFilters] !== undefined) return false
+  return true
+}
+
 class Partition {
   readonly all: Series[] = []
   /** Slots of every status the partition's series hold: the size of a search over all of them. */
@@ -198,6 +225,11 @@ export class SeriesIndex {
     // City and state match regardless of case: lower-case them once, not per series.
     const normalized = { ...filters, city: filters.city?.toLowerCase(), state: filters.state?.toLowerCase() }
     const found: Series[] = []
+    if (filtersNoSeries(filters)) {
+      for (const partition of this.#partitions.values())
+        for (const series of partition.all) found.push(series)
+      return found
+    }
     for (const [slug, partition] of this.#partitions) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
       for (const series of partition.candidates(normalized))
@@ -233,10 +265,9 @@ export class SeriesIndex {
 
   #load(slug: string, part: number) {
     const partition = new Partition(part)
-    // Slots whose patient type is nopt are kept but never served.
     const rows = cachedStatement(
       this.db,
-      `SELECT * FROM sched_series WHERE publisher = ? AND (accepting IS NULL OR accepting <> 'nopt')`,
+      `SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES}`,
     ).all(slug) as SeriesRow[]
     for (const row of rows) partition.add(toSeries(row, part))
     this.#partitions.set(slug, partition)
