@@ -56,6 +56,12 @@ const BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): ea
  */
 const MAX_MERGED_PARTS = 256
 
+/**
+ * SQLite reads a LIMIT that is a bare parameter as a constant when it plans, so binding it again makes the
+ * statement be planned again on its next run: for a merge of 64 parts, 0.4 ms a search. An expression is not.
+ */
+const PAGE_LIMIT = '@limit + 0'
+
 interface SeriesMatch {
   /** The matching series that hold slots of the asked status. */
   series: Series[]
@@ -162,7 +168,7 @@ function mergedKeys(match: SeriesMatch, spans: Map<number, PartSpan>, conditions
      WHERE t.part = @part${n} AND ${conditions.slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
        AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
   const sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
-    ORDER BY start_ms, id LIMIT @limit OFFSET @offset`
+    ORDER BY start_ms, id LIMIT ${PAGE_LIMIT} OFFSET @offset`
   return { sql, params }
 }
 
@@ -342,7 +348,7 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
     : {
         sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_SERIES}
               WHERE ${memberCondition(match)} AND ${conditions.slotSql}
-              ORDER BY t.start_ms, t.id LIMIT @limit OFFSET @offset`,
+              ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
         params: match.everySeries ? conditions.slotParams : { ...conditions.slotParams, ids: match.ids },
       }
   const rows = cachedStatement(
