@@ -115,13 +115,22 @@ interface PartSpan {
   at: number
 }
 
-/** The matching series' spans, one per part of the by-start index that holds their slots (their publisher's). */
+/**
+ * The matching series' spans, one per part of the by-start index that holds their slots (their publisher's).
+ * The index lists a publisher's series together, so a part is looked up only where the part changes.
+ */
 function partSpans(match: SeriesMatch): Map<number, PartSpan> {
   const spans = new Map<number, PartSpan>()
+  let span: PartSpan | undefined
   for (const { part, publisher, id } of match.series) {
-    const span = spans.get(part)
-    if (!span) spans.set(part, { part, publisher, lo: id, hi: id, at: 0 })
-    else if (id < span.lo) span.lo = id
+    if (span?.part !== part) {
+      span = spans.get(part)
+      if (!span) {
+        span = { part, publisher, lo: id, hi: id, at: 0 }
+        spans.set(part, span)
+      }
+    }
+    if (id < span.lo) span.lo = id
     else if (id > span.hi) span.hi = id
   }
   return spans
@@ -151,8 +160,9 @@ function mergedKeys(match: SeriesMatch, spans: Map<number, PartSpan>, conditions
     size += span.hi - span.lo + 1
   }
   const members = Buffer.alloc(size)
+  let span: PartSpan | undefined
   for (const { part, id } of match.series) {
-    const span = spans.get(part) as PartSpan
+    if (span?.part !== part) span = spans.get(part) as PartSpan
     members[span.at - 1 + id - span.lo] = 1
   }
   const params: Record<string, number | Buffer> = { ...conditions.slotParams, members }
@@ -163,13 +173,25 @@ function mergedKeys(match: SeriesMatch, spans: Map<number, PartSpan>, conditions
     const { part, lo, hi, at } = list[n] ?? { part: -1, lo: 1, hi: 0, at: 1 }
     Object.assign(params, { [`part${n}`]: part, [`lo${n}`]: lo, [`hi${n}`]: hi, [`at${n}`]: at })
   }
-  const term = (n: number) =>
-    `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_START}
-     WHERE t.part = @part${n} AND ${conditions.slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
-       AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
-  const sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
-    ORDER BY start_ms, id LIMIT ${PAGE_LIMIT} OFFSET @offset`
-  return { sql, params }
+  return { sql: mergedSql(terms, conditions.slotSql), params }
+}
+
+/** The merge's text by number of terms and slot conditions: a few dozen, made once (they run to 100 KB). */
+const mergedTexts = new Map<string, string>()
+
+function mergedSql(terms: number, slotSql: string): string {
+  const key = `${terms} ${slotSql}`
+  let sql = mergedTexts.get(key)
+  if (sql === undefined) {
+    const term = (n: number) =>
+      `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_START}
+       WHERE t.part = @part${n} AND ${slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
+         AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
+    sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
+      ORDER BY start_ms, id LIMIT ${PAGE_LIMIT} OFFSET @offset`
+    mergedTexts.set(key, sql)
+  }
+  return sql
 }
 
 /**
