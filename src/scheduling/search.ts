@@ -3,6 +3,8 @@ import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotS
 import { SLOT_STATUSES } from './resources.js'
 import {
   filtersNoSeries,
+  membersByPart,
+  type PartMembers,
   SERVED_SERIES,
   type Series,
   type SeriesFilters,
@@ -106,72 +108,35 @@ function memberCondition(match: SeriesMatch): string {
     : 't.series_id IN (SELECT value FROM json_each(@ids))'
 }
 
-/** Where a part's matching series lie: their lowest and highest id, and where their bytes start in `members`. */
-interface PartSpan {
-  part: number
-  publisher: string
-  lo: number
-  hi: number
-  at: number
-}
-
-/**
- * The matching series' spans, one per part of the by-start index that holds their slots (their publisher's).
- * The index lists a publisher's series together, so a part is looked up only where the part changes.
- */
-function partSpans(match: SeriesMatch): Map<number, PartSpan> {
-  const spans = new Map<number, PartSpan>()
-  let span: PartSpan | undefined
-  for (const { part, publisher, id } of match.series) {
-    if (span?.part !== part) {
-      span = spans.get(part)
-      if (!span) {
-        span = { part, publisher, lo: id, hi: id, at: 0 }
-        spans.set(part, span)
-      }
-    }
-    if (id < span.lo) span.lo = id
-    else if (id > span.hi) span.hi = id
-  }
-  return spans
-}
-
 /**
  * Walking the matching parts' slots in start order and skipping non-members costs about
  * (offset + limit + parts) / density rows, density being the matches' share of those parts' slots;
  * collecting the members' slots and sorting costs about their number. Take the cheaper.
  */
-function walksByStart(db: Db, match: SeriesMatch, spans: Map<number, PartSpan>, page: Page): boolean {
-  if (spans.size > MAX_MERGED_PARTS) return false
-  const walked = seriesIndex(db).servedSlots([...spans.values()].map((span) => span.publisher))
-  return match.slots * match.slots > (page.offset + page.limit + spans.size) * walked
+function walksByStart(db: Db, match: SeriesMatch, parts: PartMembers[], page: Page): boolean {
+  if (parts.length > MAX_MERGED_PARTS) return false
+  const walked = seriesIndex(db).servedSlots(parts.map((entry) => entry.publisher))
+  return match.slots * match.slots > (page.offset + page.limit + parts.length) * walked
 }
 
 /**
  * The page's slot keys in start order: one walk per part of the by-start index, merged by SQLite (the
  * ORDER BY of a compound SELECT merges its terms' ordered walks, reading each only as far as the page needs).
- * Membership is one byte per series id of each part's span, read with substr() from one blob: an IN list
+ * Membership: the parts' member bytes, joined in one blob that each term reads with substr(); an IN list
  * per term would build a temporary table per term, which costs more than the walks when parts are many.
  */
-function mergedKeys(match: SeriesMatch, spans: Map<number, PartSpan>, conditions: SlotConditions) {
-  let size = 0
-  for (const span of spans.values()) {
-    span.at = size + 1
-    size += span.hi - span.lo + 1
+function mergedKeys(parts: PartMembers[], conditions: SlotConditions) {
+  const params: Record<string, number | Buffer> = {
+    ...conditions.slotParams,
+    members: Buffer.concat(parts.map((entry) => entry.members)),
   }
-  const members = Buffer.alloc(size)
-  let span: PartSpan | undefined
-  for (const { part, id } of match.series) {
-    if (span?.part !== part) span = spans.get(part) as PartSpan
-    members[span.at - 1 + id - span.lo] = 1
-  }
-  const params: Record<string, number | Buffer> = { ...conditions.slotParams, members }
-  const terms = 2 ** Math.ceil(Math.log2(spans.size))
-  const list = [...spans.values()]
+  const terms = 2 ** Math.ceil(Math.log2(parts.length))
+  let at = 1
   for (let n = 0; n < terms; n++) {
     // Padding terms name no part, so they find nothing.
-    const { part, lo, hi, at } = list[n] ?? { part: -1, lo: 1, hi: 0, at: 1 }
+    const { part, lo, hi } = parts[n] ?? { part: -1, lo: 1, hi: 0 }
     Object.assign(params, { [`part${n}`]: part, [`lo${n}`]: lo, [`hi${n}`]: hi, [`at${n}`]: at })
+    at += hi - lo + 1
   }
   return { sql: mergedSql(terms, conditions.slotSql), params }
 }
@@ -364,9 +329,10 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   if (total <= page.offset) return { slots: [], total }
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.
-  const spans = partSpans(match)
-  const keys = walksByStart(db, match, spans, page)
-    ? mergedKeys(match, spans, conditions)
+  // Every served series matches an unfiltered search: the index keeps their members made.
+  const parts = match.everySeries ? seriesIndex(db).allMembers() : membersByPart(match.series)
+  const keys = walksByStart(db, match, parts, page)
+    ? mergedKeys(parts, conditions)
     : {
         sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_SERIES}
               WHERE ${memberCondition(match)} AND ${conditions.slotSql}

@@ -76,6 +76,43 @@ export function filtersNoSeries(filters: SeriesFilters): boolean {
   return true
 }
 
+/**
+ * Series of one part of the slots (one publisher's last sync) as a byte per id from `lo` to `hi`, 1 for a
+ * member: what a search merging the parts in start order tests each slot's series against.
+ */
+export interface PartMembers {
+  part: number
+  publisher: string
+  lo: number
+  hi: number
+  members: Buffer
+}
+
+/** The members of each part the series fall in (an empty list for no series). */
+export function membersByPart(series: Series[]): PartMembers[] {
+  const parts = new Map<number, PartMembers>()
+  let current: PartMembers | undefined
+  // The index lists a publisher's series together: a part is looked up only where it changes.
+  for (const { part, publisher, id } of series) {
+    if (current?.part !== part) {
+      current = parts.get(part)
+      if (!current) {
+        current = { part, publisher, lo: id, hi: id, members: Buffer.alloc(0) }
+        parts.set(part, current)
+      }
+    }
+    if (id < current.lo) current.lo = id
+    else if (id > current.hi) current.hi = id
+  }
+  for (const entry of parts.values()) entry.members = Buffer.alloc(entry.hi - entry.lo + 1)
+  current = undefined
+  for (const { part, id } of series) {
+    if (current?.part !== part) current = parts.get(part) as PartMembers
+    current.members[id - current.lo] = 1
+  }
+  return [...parts.values()]
+}
+
 class Partition {
   readonly all: Series[] = []
   /** Slots of every status the partition's series hold: the size of a search over all of them. */
@@ -88,7 +125,15 @@ class Partition {
   readonly bySpecialtyToken = new Map<string, Series[]>()
   readonly byGroupKey = new Map<string, Series[]>()
 
+  #members: PartMembers[] | undefined
+
   constructor(readonly part: number) {}
+
+  /** All its series as members, made on first use: what every unfiltered search merges. */
+  members(): PartMembers[] {
+    this.#members ??= membersByPart(this.all)
+    return this.#members
+  }
 
   add(series: Series) {
     this.all.push(series)
@@ -243,6 +288,11 @@ export class SeriesIndex {
     let slots = 0
     for (const slug of publishers) slots += this.#partitions.get(slug)?.slots ?? 0
     return slots
+  }
+
+  /** Every served series as members of its part, as of the last refresh. */
+  allMembers(): PartMembers[] {
+    return [...this.#partitions.values()].flatMap((partition) => partition.members())
   }
 
   /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
