@@ -30,15 +30,14 @@ interface Kept {
 
 /** Kept answers up to this size are gzipped once, on the event loop; larger ones as every answer is. */
 const GZIP_ONCE_MAX_CHARS = 256 * 1024
-const gzipped = new WeakMap<PreparedAnswer, Buffer>()
 
 /** An answer larger than this share of the room is not kept: it would push out many smaller ones. */
 const LARGEST_SHARE = 16
 
 export class AnswerCache {
   readonly #kept = new Map<string, Kept>()
-  /** Every answer ever kept, for `gzipOnce`; an answer dropped since goes with its last user. */
-  readonly #everKept = new WeakSet<PreparedAnswer>()
+  /** Every answer ever kept, with its gzip form once made; an answer dropped since goes with its last user. */
+  readonly #everKept = new WeakMap<PreparedAnswer, Buffer | undefined>()
   #generation = -1
   #chars = 0
 
@@ -80,7 +79,7 @@ export class AnswerCache {
       }
     }
     this.#kept.set(key, { answer, through, used: false })
-    this.#everKept.add(answer)
+    this.#everKept.set(answer, undefined)
     this.#chars += size
   }
 
@@ -91,10 +90,10 @@ export class AnswerCache {
    */
   gzipOnce(answer: PreparedAnswer): Buffer | undefined {
     if (!this.#everKept.has(answer) || answer.bytes.length > GZIP_ONCE_MAX_CHARS) return undefined
-    let bytes = gzipped.get(answer)
+    let bytes = this.#everKept.get(answer)
     if (!bytes) {
       bytes = gzipSync(answer.bytes, GZIP_OPTIONS)
-      gzipped.set(answer, bytes)
+      this.#everKept.set(answer, bytes)
     }
     return bytes
   }
