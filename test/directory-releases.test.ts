@@ -3,10 +3,11 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { schemaVersion } from '../src/db/migrate.js'
 import { MIGRATIONS } from '../src/db/migrations.js'
-import { importDirectory } from '../src/directory/importer.js'
+import { ImportError, importDirectory } from '../src/directory/importer.js'
 import { releaseFileName } from '../src/directory/releases.js'
 import { resolveSources } from '../src/directory/sources.js'
 import { runCli } from './support/cli.js'
@@ -157,5 +158,37 @@ describe('directory releases, each in a file of its own', () => {
 
     await importDirectory(server.server.db, await resolveSources([join(PLAN_NET, 'Endpoint.ndjson')]))
     expect(await total(server, ENDPOINTS_OF_ORG)).toBe(endpointsOfOrg)
+  })
+
+  it('keeps the previous release when the new one cannot go live, and removes the new file', async () => {
+    const server = await startTestServer({ plan: 'scale', busyTimeoutMs: 100 })
+    t = server
+    const db = server.server.db
+    const before = await importDirectory(db, await resolveSources([join(PLAN_NET, 'Endpoint.ndjson')]))
+    const other = new Database(server.dbPath)
+    try {
+      // Another process takes the main file's write lock while the release is being built.
+      const failed = importDirectory(db, await resolveSources([PLAN_NET]), {
+        onProgress: () => {
+          if (!other.inTransaction) other.exec('BEGIN IMMEDIATE')
+        },
+      })
+      await expect(failed).rejects.toThrow(ImportError)
+      await expect(failed).rejects.toThrow(/locked|busy/i)
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK')
+      other.close()
+    }
+    expect(releaseFiles(server)).toEqual([releaseFileName(server.dbPath, before.release)])
+    expect(await total(server, ENDPOINTS_OF_ORG)).toBe(endpointsOfOrg)
+    expect(await entries(server, 'Practitioner?name=a')).toEqual([])
+
+    const next = await importDirectory(db, await resolveSources([join(PLAN_NET, 'Endpoint.ndjson')]))
+    const states = db.prepare('SELECT id, state FROM directory_releases ORDER BY id').all()
+    expect(states).toEqual([
+      { id: before.release, state: 'replaced' },
+      { id: before.release + 1, state: 'failed' },
+      { id: next.release, state: 'active' },
+    ])
   })
 })

@@ -105,6 +105,7 @@ export class BulkLoader {
   readonly #worker: Worker
   readonly #pending: Pending[] = []
   #failure: Error | undefined
+  #ended = false
 
   /** `path` must not exist yet; an existing file is removed first (the debris of an earlier attempt). */
   constructor(
@@ -123,11 +124,14 @@ export class BulkLoader {
       if (reply.error !== undefined) pending?.reject(new Error(reply.error))
       else pending?.resolve(reply.result)
     })
-    this.#worker.on('error', (error) => {
-      // The thread died (it could not create the file, say): fail what it held and whatever comes after.
-      this.#failure = error
-      for (const pending of this.#pending.splice(0)) pending.reject(error)
-    })
+    const died = (error: Error) => {
+      // The thread died (it could not create the file, ran out of memory…): fail what it held and whatever
+      // comes after.
+      this.#failure ??= error
+      for (const pending of this.#pending.splice(0)) pending.reject(this.#failure)
+    }
+    this.#worker.on('error', died)
+    this.#worker.on('exit', () => died(new Error('the thread writing the release stopped')))
   }
 
   /** Runs the ops in the load's transaction. `bytes` must have an ArrayBuffer of its own: it is transferred. */
@@ -155,14 +159,22 @@ export class BulkLoader {
   /** Closes and fsyncs the file, and ends the thread. */
   async close(): Promise<void> {
     await this.#send({ action: 'close' })
-    await this.#worker.terminate()
+    await this.#end()
   }
 
-  /** Ends the thread after what it holds and removes the file. */
+  /** Ends the thread after what it holds, if it still runs, and removes the file (closed or not). */
   async abort(): Promise<void> {
-    await this.#send({ action: 'abort' }).catch(() => undefined)
-    await this.#worker.terminate()
+    if (!this.#ended) {
+      await this.#send({ action: 'abort' }).catch(() => undefined)
+      await this.#end()
+    }
     rmSync(this.path, { force: true })
+  }
+
+  async #end(): Promise<void> {
+    this.#ended = true
+    this.#failure ??= new Error('the thread writing the release has ended')
+    await this.#worker.terminate()
   }
 
   #send(

@@ -28,7 +28,7 @@ export interface ImportSummary {
   ignored: Record<string, number>
   imported: number
   skipped: number
-  /** The first MAX_KEPT_PROBLEMS problems; `skipped` counts them all. */
+  /** The first MAX_KEPT_PROBLEMS problems found, in source and line order; `skipped` counts them all. */
   problems: ImportProblem[]
   durationMs: number
 }
@@ -244,10 +244,14 @@ export async function importDirectory(
     return summary
   } catch (error) {
     await writer.abort()
-    db.prepare("UPDATE directory_releases SET state = 'failed', finished_at = ? WHERE id = ?").run(
-      new Date(now()).toISOString(),
-      release,
-    )
+    try {
+      db.prepare("UPDATE directory_releases SET state = 'failed', finished_at = ? WHERE id = ?").run(
+        new Date(now()).toISOString(),
+        release,
+      )
+    } catch {
+      // The main file is locked (what failed may be going live): the next import clears it as debris.
+    }
     if (error instanceof ImportError || error instanceof SourceError) throw error
     throw new ImportError(`Import failed, the previous directory is kept: ${(error as Error).message}`)
   }
