@@ -1,7 +1,7 @@
-import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { basename, join } from 'node:path'
-import { pipeline } from 'node:stream/promises'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { request } from 'undici'
@@ -66,9 +66,18 @@ export async function run(args: string[]): Promise<void> {
   if (values.source === 'files') {
     const input = join(dir, 'input')
     console.log(`Generating ${JSON.stringify(scale)} into ${input}`)
-    mkdirSync(input)
-    for (const source of sources)
-      await pipeline(await source.open(), createWriteStream(join(input, basename(source.name))))
+    // In a process of its own (the loader flags tsx runs this one with included): the generator's garbage
+    // stays out of the import's RSS.
+    execFileSync(
+      process.execPath,
+      [
+        ...process.execArgv,
+        fileURLToPath(new URL('./lib/writeDirectoryFiles.ts', import.meta.url)),
+        input,
+        JSON.stringify(scale),
+      ],
+      { stdio: 'inherit' },
+    )
     sources = await resolveSources([input])
   }
   console.log(`Importing into ${dbPath}`)
