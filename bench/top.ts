@@ -171,6 +171,11 @@ export async function run(args: string[]): Promise<void> {
     )
     const met = ratio >= RATIO_GOAL
     console.log(`ratio with/without req/s: ${ratio.toFixed(3)} (goal >= ${RATIO_GOAL}: ${verdict(met)})`)
+    // Each round's pair ran back to back: a pair far from the others had the machine disturbed under it.
+    const roundRatios = rounds.with.map(
+      (round, index) => round.requestsPerSecond / (rounds.without[index] as LoadResult).requestsPerSecond,
+    )
+    console.log(`each round, with/without: ${roundRatios.map((pair) => pair.toFixed(3)).join(' ')}`)
     const cpuShare = topCpu / (ROUNDS * durationSeconds)
     console.log(`svc top CPU while the server was saturated: ${(cpuShare * 100).toFixed(1)}% of one core`)
     console.log(
@@ -196,6 +201,7 @@ export async function run(args: string[]): Promise<void> {
       with: figures.with,
       ratio,
       ratioGoalMet: met,
+      roundRatios,
       topCpuShareOfOneCore: cpuShare,
       refreshMs: { first: coldMs, afterOneSecondOfLoad: warmMs, nothingNew: idleMs },
       windowRequests: { first: first.traffic.requests, afterOneSecondOfLoad: next.traffic.requests },

@@ -1,8 +1,6 @@
 import { Flags } from '@oclif/core'
 import { SvcCommand } from '../src/cli/baseCommand.js'
 import { clockFromEnv } from '../src/clock.js'
-import { snapshotText } from '../src/tui/Report.js'
-import { readSnapshot, runTop } from '../src/tui/run.js'
 
 /** Width of the text snapshot when stdout is not a terminal: wide enough for request ids. */
 const PIPE_COLUMNS = 120
@@ -24,6 +22,12 @@ export default class Top extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(Top)
+    // React's development build checks every render, two to three times the work of a frame: the screen
+    // runs the production build unless NODE_ENV says otherwise. React reads it when first imported, so the
+    // TUI modules are imported here, after it is set.
+    process.env.NODE_ENV ??= 'production'
+    const { readSnapshot, runTop } = await import('../src/tui/run.js')
+    const { snapshotText } = await import('../src/tui/Report.js')
     const { db } = this.resolveConfig({ db: flags.db, config: flags.config })
     const clock = clockFromEnv()
     const interactive = process.stdout.isTTY && process.stdin.isTTY

@@ -30,6 +30,13 @@ const SETTINGS = {
       .min(100, 'must be a number of milliseconds from 100 to 60000')
       .max(60_000, 'must be a number of milliseconds from 100 to 60000'),
   },
+  answerCacheMb: {
+    env: 'SVC_ANSWER_CACHE_MB',
+    schema: z.coerce
+      .number({ error: 'must be a number of megabytes from 0 (off) to 4096' })
+      .min(0, 'must be a number of megabytes from 0 (off) to 4096')
+      .max(4096, 'must be a number of megabytes from 0 (off) to 4096'),
+  },
   terminologySources: {
     env: 'SVC_TERMINOLOGY_SOURCES',
     // A JSON object in the environment, an object in the config file: code system URI -> FHIR server base.
@@ -69,6 +76,8 @@ export interface Config {
   directoryTimeoutMs: number
   /** Code system URI -> base URL of the remote FHIR terminology server that answers for it. */
   terminologySources: Record<string, string>
+  /** Room for answers kept for identical requests, per server process (src/http/answerCache.ts); 0: none. */
+  answerCacheMb: number
   configFile: string | null
   /** True when the URLs were derived from host and port rather than set, so a bound port can replace them. */
   urlsDerived: boolean
@@ -147,6 +156,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     directoryUrl: pick('directoryUrl', undefined) as string | undefined,
     directoryApiKey: pick('directoryApiKey', undefined) as string | undefined,
     directoryTimeoutMs: pick('directoryTimeoutMs', 10_000) as number,
+    answerCacheMb: pick('answerCacheMb', 64) as number,
     terminologySources: (pick('terminologySources', undefined) as Record<string, string> | undefined) ?? {},
     configFile: filePath ? resolve(filePath) : null,
     urlsDerived: explicitBase === undefined,

@@ -132,7 +132,11 @@ describe('entryTarget', () => {
     for (const url of urls) {
       const whole = new URL(url.replace(/^\/+/, ''), base)
       const target = entryTarget(url)
-      expect({ host: target.host, pathname: target.pathname, query: [...target.query] }).toEqual({
+      expect({
+        host: target.host,
+        pathname: target.pathname,
+        query: [...new URLSearchParams(target.query)],
+      }).toEqual({
         host: whole.host,
         pathname: whole.pathname,
         query: [...whole.searchParams],

@@ -50,6 +50,7 @@ describe('configuration', () => {
   it.each([
     [{ SVC_PORT: 'eighty' }, /SVC_PORT/],
     [{ SVC_BASE_URL: 'not a url' }, /SVC_BASE_URL/],
+    [{ SVC_ANSWER_CACHE_MB: '-1' }, /SVC_ANSWER_CACHE_MB/],
     [{ SVC_CONFIG: '/nonexistent/svc.json' }, /config/],
   ])('names the bad setting %j and exits non-zero', async (bad, name) => {
     const result = await runCli(['serve'], { ...env, ...bad })

@@ -227,8 +227,13 @@ describe('statuses in both shapes', () => {
     const { request } = await import('undici')
     const response = await request(`${t.url}/openapi.json`, { headers: { 'accept-encoding': 'gzip' } })
     expect(response.headers['content-encoding']).toBe('gzip')
+    expect(response.headers.vary).toBe('Accept-Encoding')
     const body = JSON.parse(gunzipSync(Buffer.from(await response.body.arrayBuffer())).toString())
     expect(body.openapi).toBe('3.1.0')
+    const plain = await request(`${t.url}/openapi.json`)
+    expect(plain.headers['content-encoding']).toBeUndefined()
+    expect(plain.headers.vary).toBe('Accept-Encoding')
+    expect((JSON.parse(await plain.body.text()) as { openapi: string }).openapi).toBe('3.1.0')
   })
 })
 

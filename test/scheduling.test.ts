@@ -1,11 +1,14 @@
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { gunzipSync } from 'node:zlib'
 import { join } from 'node:path'
+import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/db/open.js'
 import { addPublisher, removePublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
 import { syncPublisher } from '../src/scheduling/sync.js'
 import { type FeedServer, startFeedServer } from './support/feedServer.js'
-import { bearer, startTestServer, type TestServer } from './support/harness.js'
+import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
 import { STU1_DEFAULT_MATCHES, writeStu1Feed } from './support/stu1Feed.js'
 
 const FIXTURE = join(import.meta.dirname, '../../shared/fixtures/scheduling/smart-examples')
@@ -199,9 +202,15 @@ describe('slot search', () => {
     ])
   })
 
-  it('does not serve a disabled publisher', async () => {
+  it('does not serve a disabled publisher, filtered by it or not', async () => {
+    // Unfiltered, every served series matches: the page is checked against series rows, not an id list.
+    const unfiltered = () => api('/v1/scheduling/slots?startAfter=2026-11-21T00:00:00Z')
+    const before = await unfiltered()
+    expect(ids(before).sort()).toEqual([...STU1_DEFAULT_MATCHES].sort())
+    expect(before.total).toBe(STU1_DEFAULT_MATCHES.length)
     setPublisherEnabled(server.server.db, 'stu1', false)
     expect((await api('/v1/scheduling/slots?publisher=stu1')).total).toBe(0)
+    expect(await unfiltered()).toEqual({ slots: [], total: 0 })
     const { publishers } = await api('/v1/scheduling/publishers')
     expect(publishers.find((publisher: { slug: string }) => publisher.slug === 'stu1').enabled).toBe(false)
     setPublisherEnabled(server.server.db, 'stu1', true)
@@ -299,6 +308,66 @@ describe('grouped search', () => {
       code: 'flu',
       display: 'Flu shot',
     })
+  })
+})
+
+describe('answers kept for the next identical search', () => {
+  it('answers a search from now the same until its first match starts, then without it', async () => {
+    const paths = [
+      '/v1/scheduling/slots?publisher=stu1&limit=2',
+      '/v1/scheduling/provider-locations?publisher=stu1&limit=2',
+    ]
+    try {
+      const before = await Promise.all(paths.map(api))
+      expect(ids(before[0])).toEqual(['j1', 'f1'])
+      // j1 starts at 13:00:00Z: up to that very moment it is still a match.
+      server.setNow('2026-11-22T13:00:00.000Z')
+      expect(await Promise.all(paths.map(api))).toEqual(before)
+      server.setNow('2026-11-22T13:00:00.001Z')
+      const [slots, groups] = await Promise.all(paths.map(api))
+      expect(ids(slots)).toEqual(['f1', 'w1'])
+      expect(slots.total).toBe(before[0].total - 1)
+      expect(groups.total).toBe(before[1].total)
+      expect(groups.providerLocations[0].nextAvailableStart).not.toBe(
+        before[1].providerLocations[0].nextAvailableStart,
+      )
+    } finally {
+      server.setNow(DEFAULT_NOW)
+    }
+  })
+
+  it('gzips a kept answer once for every caller that accepts gzip, the same JSON as uncompressed', async () => {
+    const path = '/v1/scheduling/slots?includePast=true&limit=100'
+    const plain = await api(path)
+    const headers = { ...bearer(server.key), 'accept-encoding': 'gzip, deflate' }
+    for (let ask = 0; ask < 2; ask++) {
+      const response = await request(`${server.url}${path}`, { headers })
+      expect(response.statusCode).toBe(200)
+      expect(response.headers['content-encoding']).toBe('gzip')
+      expect(response.headers.vary).toBe('Accept-Encoding')
+      // Sent whole from memory, so with its length: the compression middleware would stream it chunked.
+      expect(Number(response.headers['content-length'])).toBeGreaterThan(0)
+      const body = gunzipSync(Buffer.from(await response.body.arrayBuffer()))
+      expect(JSON.parse(body.toString())).toEqual(plain)
+    }
+  })
+
+  it('forgets kept answers as soon as another process changes the database', async () => {
+    const path = '/v1/scheduling/slots?publisher=stu1&limit=1'
+    const other = openDatabase(server.dbPath)
+    try {
+      expect((await api(path)).total).toBe(8)
+      expect((await api('/v1/scheduling/publishers')).publishers).toHaveLength(2)
+      setPublisherEnabled(other, 'stu1', false)
+      expect((await api(path)).total).toBe(0)
+      addPublisher(other, { slug: 'later', manifestUrl: join(feedDir, 'none') })
+      expect((await api('/v1/scheduling/publishers')).publishers).toHaveLength(3)
+    } finally {
+      setPublisherEnabled(other, 'stu1', true)
+      removePublisher(other, 'later')
+      other.close()
+    }
+    expect((await api(path)).total).toBe(8)
   })
 })
 

@@ -11,6 +11,7 @@ import { liveDatabasePath } from '../src/db/live.js'
 import { openDatabase } from '../src/db/open.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { syncPublisher } from '../src/scheduling/sync.js'
+import { QUOTA_SQL } from '../src/stats/quota.js'
 import { WINDOW_MS, WINDOW_SQL } from '../src/stats/requestWindow.js'
 import { openTopSources, TopFeed } from '../src/stats/topFeed.js'
 import { TopReader, type TopSnapshot } from '../src/stats/topSnapshot.js'
@@ -249,7 +250,7 @@ describe('the snapshot of a store that served known traffic', () => {
     }
   })
 
-  it('reads the request log only through its indexes', () => {
+  it('reads the request log and usage counters only through their indexes', () => {
     const db = new Database(liveDatabasePath(dbPath), { readonly: true })
     const plan = (sql: string) =>
       (
@@ -262,10 +263,12 @@ describe('the snapshot of a store that served known traffic', () => {
     try {
       expect(plan(WINDOW_SQL.history)).toMatch(/USING COVERING INDEX request_log_at \(at>\?\)/)
       expect(plan(WINDOW_SQL.firstRowId)).toMatch(/USING COVERING INDEX request_log_at \(at>\?\)/)
-      expect(plan(WINDOW_SQL.window)).toMatch(/USING INTEGER PRIMARY KEY \(rowid>\?\)/)
       expect(plan(WINDOW_SQL.errors)).toMatch(/USING INDEX request_log_at \(at>\?\)/)
-      expect(plan(WINDOW_SQL.since)).toMatch(/USING INTEGER PRIMARY KEY \(rowid>\?\)/)
+      for (const rows of [WINDOW_SQL.counted, WINDOW_SQL.unrouted, WINDOW_SQL.newErrors])
+        expect(plan(rows)).toMatch(/^SEARCH request_log USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)$/)
       expect(plan(WINDOW_SQL.errors)).not.toMatch(/TEMP B-TREE FOR ORDER BY.*SCAN request_log/)
+      expect(plan(QUOTA_SQL)).toMatch(/SEARCH usage_counters USING PRIMARY KEY \(org_id=\? AND period=\?\)/)
+      expect(plan(QUOTA_SQL)).not.toMatch(/SCAN usage_counters/)
     } finally {
       db.close()
     }
@@ -329,6 +332,40 @@ describe('the live screen', () => {
       const frame = await frameWhere(app, (text) => text.includes('Traffic'))
       expectFits(frame, size)
       expect(frame).toMatch(/Top endpoints +Top organizations/)
+    } finally {
+      app.unmount()
+    }
+  })
+
+  it('draws again only when the figures change', async () => {
+    let shown = load(null)
+    let loaded: (() => void) | undefined
+    const loads = (count: number) =>
+      new Promise<void>((resolve) => {
+        loaded = () => {
+          if (--count === 0) resolve()
+        }
+      })
+    const app = render(
+      <App
+        database={dbPath}
+        // A new object every time, as a real read gives, with the same figures until `shown` changes.
+        load={() => {
+          loaded?.()
+          return structuredClone(shown)
+        }}
+        intervalMs={1}
+        size={{ columns: 80, rows: 24 }}
+      />,
+    )
+    try {
+      await frameWhere(app, (text) => text.includes('Traffic'))
+      const drawn = app.frames.length
+      await loads(5)
+      expect(app.frames.length).toBe(drawn)
+      shown = load('bet')
+      await frameWhere(app, (text) => text.includes('org ~ "bet"'))
+      expect(app.frames.length).toBe(drawn + 1)
     } finally {
       app.unmount()
     }

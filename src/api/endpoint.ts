@@ -2,6 +2,7 @@ import type { KeyOwner } from '../accounts/keys.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
+import type { AnswerCache } from '../http/answerCache.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
 import type { UpstreamSource, UpstreamTuning } from '../upstream/client.js'
@@ -23,6 +24,8 @@ export interface Services {
   terminologySources: ReadonlyMap<string, UpstreamSource>
   /** How long a FHIR batch may run before its running entries answer 504. */
   batchBudgetMs: number
+  /** Answers kept for identical requests, over HTTP and in batches alike. */
+  answers: AnswerCache
 }
 
 export interface EndpointRequest<P extends ParamShape> {
@@ -46,6 +49,13 @@ export interface EndpointResponse {
   contentType?: string
   /** Sends a strong ETag and answers 304 to a matching If-None-Match. */
   etag?: boolean
+  /**
+   * The same GET may be answered with this response again, without running the handler, until the
+   * database changes and, with `through` (epoch ms), while the clock reads at most that. Only for answers
+   * that depend on the path, the query and the database alone: not on the caller, nor on the time past
+   * `through` (src/http/answerCache.ts).
+   */
+  reuse?: { through?: number }
 }
 
 /** Documentation of one response for /openapi.json; `schema` is a JSON Schema or a component reference. */

@@ -1,11 +1,12 @@
 import { STATUS_CODES } from 'node:http'
 import type { KeyOwner } from '../accounts/keys.js'
-import { type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
+import type { Services } from '../api/endpoint.js'
+import type { PreparedAnswer } from '../http/answerCache.js'
 import { isStoreUnavailable } from '../db/open.js'
 import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
 import { JsonText, toJson } from '../http/json.js'
 import { storeUnavailable } from '../http/middleware/renderErrors.js'
-import { methodNotAllowed, notFound } from '../http/routes.js'
+import { answerRequest, methodNotAllowed, notFound } from '../http/routes.js'
 
 export const BATCH_MAX_ENTRIES = 100
 export const BATCH_MAX_BYTES = 1024 * 1024
@@ -68,11 +69,11 @@ const resolvedPaths = new Map<string, { host: string; pathname: string }>()
  * that gives the parameters the whole URL's searchParams would, as long as the URL has no spaces or control
  * characters (which the URL parser strips or encodes); such a URL is parsed whole.
  */
-export function entryTarget(url: string): { host: string; pathname: string; query: URLSearchParams } {
+export function entryTarget(url: string): { host: string; pathname: string; query: string } {
   const relative = url.replace(/^\/+/, '')
   if (/[\x00-\x20\x7f]/.test(relative)) {
     const whole = new URL(relative, ENTRY_BASE)
-    return { host: whole.host, pathname: whole.pathname, query: whole.searchParams }
+    return { host: whole.host, pathname: whole.pathname, query: whole.search.slice(1) }
   }
   const end = relative.search(/[?#]/)
   const path = end === -1 ? relative : relative.slice(0, end)
@@ -84,8 +85,9 @@ export function entryTarget(url: string): { host: string; pathname: string; quer
       resolvedPaths.delete(resolvedPaths.keys().next().value as string)
     resolvedPaths.set(path, resolved)
   }
-  const query = end !== -1 && relative[end] === '?' ? relative.slice(end + 1).split('#', 1)[0] : ''
-  return { host: resolved.host, pathname: resolved.pathname, query: new URLSearchParams(query) }
+  const query =
+    end !== -1 && relative[end] === '?' ? (relative.slice(end + 1).split('#', 1)[0] as string) : ''
+  return { host: resolved.host, pathname: resolved.pathname, query }
 }
 
 /** An entry's result, as soon as it is known: most endpoints answer without waiting on anything. */
@@ -120,25 +122,28 @@ function runEntry(
   if (resolution.kind === 'not-found') return failure(notFound(target.pathname))
   if (resolution.kind === 'method-not-allowed') return failure(methodNotAllowed(method, resolution.allow))
   try {
-    const response = invokeEndpoint(
-      resolution.endpoint,
+    const { endpoint } = resolution
+    // Under the path and query a lone request has: the two share the answers kept.
+    const answer = answerRequest(
+      endpoint,
+      target.pathname,
+      target.query,
       {
-        query: target.query,
         pathParams: resolution.pathParams,
-        body: resolution.endpoint.body ? entry.resource : undefined,
+        body: endpoint.body ? entry.resource : undefined,
         ...context,
       },
       services,
     )
-    return response instanceof Promise ? response.then(answered, refused) : answered(response)
+    return answer instanceof Promise ? answer.then(answered, refused) : answered(answer)
   } catch (error) {
     return refused(error)
   }
 }
 
-const answered = (response: EndpointResponse): EntryResult => ({
-  status: response.status ?? 200,
-  resource: response.body,
+const answered = (answer: PreparedAnswer): EntryResult => ({
+  status: answer.status,
+  resource: new JsonText(answer.bytes),
 })
 
 const refused = (error: unknown): EntryResult =>

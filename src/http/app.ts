@@ -1,5 +1,4 @@
 import Koa from 'koa'
-import compress from 'koa-compress'
 import { keyOwnerLookup } from '../accounts/keys.js'
 import { UsageCounter } from '../accounts/usage.js'
 import type { Services } from '../api/endpoint.js'
@@ -10,13 +9,18 @@ import type { Db } from '../db/open.js'
 import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
 import { type UpstreamTuning, UpstreamSource } from '../upstream/client.js'
+import { AnswerCache } from './answerCache.js'
 import { authenticate } from './middleware/authenticate.js'
+import { compressWhenAccepted } from './middleware/compressWhenAccepted.js'
 import { enforceLimits } from './middleware/enforceLimits.js'
 import { negotiate } from './middleware/negotiate.js'
 import { renderErrors } from './middleware/renderErrors.js'
 import { requestContext } from './middleware/requestContext.js'
 import { dispatch, Routes } from './routes.js'
 import type { RequestState } from './state.js'
+
+/** Error codes of a response cut short because the caller closed the connection. */
+const CALLER_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECANCELED', 'ERR_STREAM_PREMATURE_CLOSE'])
 
 export interface AppOptions {
   db: Db
@@ -59,16 +63,23 @@ export function createApp(options: AppOptions): App {
     terminologySources,
     upstream: options.upstream ?? {},
     batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
+    answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
   }
   const usage = new UsageCounter(live, clock, options.usage)
   const requestLog = new RequestLog(live.name, clock, options.requestLog)
+  const onInternalError = options.onInternalError ?? ((error) => console.error('internal error:', error))
   const koa = new Koa<RequestState>()
+  // Koa reports here what failed after the answer began (a stream cut off); a caller hanging up is not a
+  // fault of ours, and Koa's default would print its stack for every one.
+  koa.on('error', (error: unknown) => {
+    if (!CALLER_GONE.has((error as { code?: string }).code ?? '')) onInternalError(error)
+  })
   koa.use(requestContext({ usage, log: requestLog, clock }))
-  koa.use(compress({ br: false, deflate: false, gzip: { level: 6 }, threshold: 1024 }))
+  koa.use(compressWhenAccepted())
   koa.use(
     renderErrors({
       docsUrl: config.docsUrl,
-      onInternalError: options.onInternalError ?? ((error) => console.error('internal error:', error)),
+      onInternalError,
     }),
   )
   koa.use(negotiate())

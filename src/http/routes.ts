@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto'
 import { type Layer, Router } from '@koa/router'
 import type { Context, Middleware } from 'koa'
-import { type Endpoint, type EndpointResponse, invokeEndpoint, type Services } from '../api/endpoint.js'
+import {
+  type Endpoint,
+  type EndpointResponse,
+  type Invocation,
+  invokeEndpoint,
+  type Services,
+} from '../api/endpoint.js'
+import { changeGeneration } from '../db/changes.js'
+import type { AnswerCache, PreparedAnswer } from './answerCache.js'
 import { readJsonBody } from './body.js'
+import { COMPRESS_THRESHOLD } from './middleware/compressWhenAccepted.js'
 import { ApiError, errorShapeFor } from './errors.js'
 import { toJson } from './json.js'
 import type { RequestState } from './state.js'
@@ -98,19 +107,68 @@ function setType(ctx: Context, mediaType: string): void {
   contentTypes.set(mediaType, ctx.response.get('Content-Type') as string)
 }
 
-function render(ctx: Context & { state: RequestState }, response: EndpointResponse): void {
-  ctx.status = response.status ?? 200
-  for (const [name, value] of Object.entries(response.headers ?? {})) ctx.set(name, value)
+/** A response made ready to send: serialized, with its ETag when it asks for one. */
+function prepare(response: EndpointResponse): PreparedAnswer {
   const bytes = response.contentType ? String(response.body) : toJson(response.body)
-  setType(ctx, response.contentType ?? ctx.state.mediaType)
-  if (response.etag) {
-    ctx.set('ETag', strongEtag(bytes))
+  return {
+    status: response.status ?? 200,
+    headers: response.headers ?? {},
+    contentType: response.contentType,
+    bytes,
+    etag: response.etag ? strongEtag(bytes) : undefined,
+  }
+}
+
+function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, answers: AnswerCache): void {
+  ctx.status = answer.status
+  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
+  setType(ctx, answer.contentType ?? ctx.state.mediaType)
+  if (answer.etag) {
+    ctx.set('ETag', answer.etag)
     if (ctx.fresh) {
       ctx.status = 304
       return
     }
   }
-  ctx.body = bytes
+  // Compressed once for every caller that accepts gzip, instead of by the compression middleware each time.
+  const gzip =
+    answer.bytes.length >= COMPRESS_THRESHOLD &&
+    ctx.get('Accept-Encoding') !== '' &&
+    ctx.acceptsEncodings('gzip', 'identity') === 'gzip'
+      ? answers.gzipOnce(answer)
+      : undefined
+  if (gzip) {
+    ctx.set('Content-Encoding', 'gzip')
+    ctx.body = gzip
+  } else {
+    ctx.body = answer.bytes
+  }
+}
+
+/**
+ * An endpoint's answer to a request for `path` with the raw `query`, made ready to send. A GET's answer the
+ * endpoint let be reused is kept under its path and query and given again while it holds. A handler that
+ * answers at once is answered at once (a batch runs its entries without a promise each).
+ */
+export function answerRequest(
+  endpoint: Endpoint,
+  path: string,
+  query: string,
+  invocation: Omit<Invocation, 'query'>,
+  services: Services,
+): PreparedAnswer | Promise<PreparedAnswer> {
+  // Read before the handler runs: a change committed while it runs makes what it answered look old.
+  const generation = changeGeneration(services.db)
+  const key = endpoint.method === 'GET' ? `${path}?${query}` : undefined
+  const kept = key && services.answers.get(key, generation, services.clock())
+  if (kept) return kept
+  const ready = (response: EndpointResponse) => {
+    const answer = prepare(response)
+    if (key && response.reuse) services.answers.set(key, generation, answer, response.reuse.through)
+    return answer
+  }
+  const response = invokeEndpoint(endpoint, { ...invocation, query: new URLSearchParams(query) }, services)
+  return response instanceof Promise ? response.then(ready) : ready(response)
 }
 
 const NEVER_ABORTED = new AbortController().signal
@@ -131,11 +189,12 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     const { endpoint, pathParams } = resolution
     ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
-    const response = await invokeEndpoint(
+    // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
+    const answer = await answerRequest(
       endpoint,
+      ctx.path,
+      ctx.querystring,
       {
-        // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
-        query: new URLSearchParams(ctx.querystring),
         pathParams,
         body,
         owner: ctx.state.owner,
@@ -144,6 +203,6 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       },
       services,
     )
-    render(ctx, response)
+    render(ctx, answer, services.answers)
   }
 }

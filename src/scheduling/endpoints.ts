@@ -1,7 +1,7 @@
 import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
 import { listPublishers } from './publishers.js'
 import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './resources.js'
-import { type GroupMatch, listCodings, searchGroups, searchSlots } from './search.js'
+import { answerHoldsThrough, type GroupMatch, listCodings, searchGroups, searchSlots } from './search.js'
 import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, toFilters } from './searchParams.js'
 
 const string = { type: 'string' }
@@ -151,7 +151,7 @@ const codingList = (
         },
       },
     },
-    handler: (_request, { db }) => ({ body: { [name]: listCodings(db, column) } }),
+    handler: (_request, { db }) => ({ body: { [name]: listCodings(db, column) }, reuse: {} }),
   })
 
 export const schedulingEndpoints: Endpoint[] = [
@@ -162,9 +162,14 @@ export const schedulingEndpoints: Endpoint[] = [
     summary: 'Slots matching the filters, by start then id, paged',
     params: SLOT_SEARCH_PARAMS,
     responses: listing('slots', SLOT),
-    handler: ({ params }, { db, clock }) => ({
-      body: searchSlots(db, toFilters(params, clock()), params),
-    }),
+    handler: ({ params }, { db, clock }) => {
+      const now = clock()
+      const filters = toFilters(params, now)
+      return {
+        body: searchSlots(db, filters, params),
+        reuse: { through: answerHoldsThrough(db, filters, now) },
+      }
+    },
   }),
   defineEndpoint({
     method: 'GET',
@@ -174,8 +179,13 @@ export const schedulingEndpoints: Endpoint[] = [
     params: SLOT_FILTER_PARAMS,
     responses: listing('providerLocations', PROVIDER_LOCATION),
     handler: ({ params }, { db, clock }) => {
-      const { groups, total } = searchGroups(db, toFilters(params, clock()), params)
-      return { body: { total, providerLocations: groups } }
+      const now = clock()
+      const filters = toFilters(params, now)
+      const { groups, total } = searchGroups(db, filters, params)
+      return {
+        body: { total, providerLocations: groups },
+        reuse: { through: answerHoldsThrough(db, filters, now) },
+      }
     },
   }),
   defineEndpoint({
@@ -186,8 +196,13 @@ export const schedulingEndpoints: Endpoint[] = [
     params: SLOT_FILTER_PARAMS,
     responses: listing('actors', ACTOR),
     handler: ({ params }, { db, clock }) => {
-      const { groups, total } = searchGroups(db, toFilters(params, clock()), params)
-      return { body: { actors: groups.map(toActor), total } }
+      const now = clock()
+      const filters = toFilters(params, now)
+      const { groups, total } = searchGroups(db, filters, params)
+      return {
+        body: { actors: groups.map(toActor), total },
+        reuse: { through: answerHoldsThrough(db, filters, now) },
+      }
     },
   }),
   defineEndpoint({
@@ -206,7 +221,7 @@ export const schedulingEndpoints: Endpoint[] = [
         },
       },
     },
-    handler: (_request, { db }) => ({ body: { publishers: listPublishers(db) } }),
+    handler: (_request, { db }) => ({ body: { publishers: listPublishers(db) }, reuse: {} }),
   }),
   codingList('specialties', 'specialties', 'specialties', 'Every specialty coding present in served slots'),
   codingList(

@@ -86,4 +86,23 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
       CREATE INDEX sched_slots_by_start ON sched_slots(status, start_ms, id);
     `,
   },
+  {
+    version: 5,
+    name: 'scheduling-slot-parts',
+    // Slots in start order were one index over every publisher, so each sync's rows landed all over it and
+    // its commit rewrote most of that index: syncs slowed with every publisher already stored. Each sync now
+    // writes a part of its own (a number from one counter: the highest part + 1), the start-ordered index
+    // leads with it, and a search across publishers merges their parts in start order (search.ts). Slots
+    // already stored take their publisher's rowid as their part.
+    sql: `
+      ALTER TABLE publishers ADD COLUMN slot_part INTEGER; -- the last sync's part; NULL before the first
+      UPDATE publishers SET slot_part = rowid WHERE synced_at IS NOT NULL;
+      ALTER TABLE sched_slots ADD COLUMN part INTEGER NOT NULL DEFAULT 0;
+      UPDATE sched_slots SET part = coalesce((
+        SELECT p.slot_part FROM sched_series s JOIN publishers p ON p.slug = s.publisher
+        WHERE s.id = sched_slots.series_id), 0);
+      DROP INDEX sched_slots_by_start;
+      CREATE INDEX sched_slots_by_part_start ON sched_slots(part, status, start_ms, id);
+    `,
+  },
 ]

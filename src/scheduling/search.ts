@@ -1,7 +1,16 @@
 import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
-import { type Series, type SeriesFilters, seriesIndex, statusIndex } from './seriesIndex.js'
+import {
+  filtersNoSeries,
+  membersByPart,
+  type PartMembers,
+  SERVED_SERIES,
+  type Series,
+  type SeriesFilters,
+  seriesIndex,
+  statusIndex,
+} from './seriesIndex.js'
 
 /** The filters every slot listing shares; the grouped listings ignore `groupKeys`. */
 export interface SlotFilters extends SeriesFilters {
@@ -41,13 +50,27 @@ function slotConditions(filters: SlotFilters): SlotConditions {
 
 /** The slots table's two access paths, named so that each query says which one it walks. */
 const BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
-const BY_START = 'sched_slots_by_start' // (status, start_ms, id)
+const BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): each sync's slots by start
+
+/**
+ * A compound SELECT has at most 500 terms (SQLite's limit). The merge pads its parts to a power of two, so
+ * that a few statements serve every number of parts; 256 is the largest that fits.
+ */
+const MAX_MERGED_PARTS = 256
+
+/**
+ * SQLite reads a LIMIT that is a bare parameter as a constant when it plans, so binding it again makes the
+ * statement be planned again on its next run: for a merge of 64 parts, 0.4 ms a search. An expression is not.
+ */
+const PAGE_LIMIT = '@limit + 0'
 
 interface SeriesMatch {
   /** The matching series that hold slots of the asked status. */
   series: Series[]
-  /** Their ids as a JSON array, bound as one parameter. */
-  ids: string
+  /** Their ids as a JSON array, bound as one parameter (made on first use: for every series, a few ms). */
+  readonly ids: string
+  /** No series-level filter: every served series matches. */
+  everySeries: boolean
   /** Slots of the asked status those series hold at any time: the size of the work. */
   slots: number
   status: number
@@ -61,16 +84,79 @@ function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
   if (series.length === 0) return undefined
   let slots = 0
   for (const candidate of series) slots += candidate.counts[status] as number
-  return { series, ids: JSON.stringify(series.map((candidate) => candidate.id)), slots, status }
+  let ids: string | undefined
+  return {
+    series,
+    get ids() {
+      ids ??= JSON.stringify(series.map((candidate) => candidate.id))
+      return ids
+    },
+    everySeries: filtersNoSeries(filters),
+    slots,
+    status,
+  }
 }
 
 /**
- * Walking slots in start order and skipping non-members costs about (offset + limit) / density rows;
+ * The condition a slot `t` of the match meets. Naming every series in a list costs in proportion to the
+ * series (a national unfiltered search names 50,000: 25 ms); when all served ones match, each slot walked
+ * is checked against its series row instead, and a page walks few.
+ */
+function memberCondition(match: SeriesMatch): string {
+  return match.everySeries
+    ? `EXISTS (SELECT 1 FROM sched_series r WHERE r.id = t.series_id AND ${SERVED_SERIES})`
+    : 't.series_id IN (SELECT value FROM json_each(@ids))'
+}
+
+/**
+ * Walking the matching parts' slots in start order and skipping non-members costs about
+ * (offset + limit + parts) / density rows, density being the matches' share of those parts' slots;
  * collecting the members' slots and sorting costs about their number. Take the cheaper.
  */
-function slotPath(db: Db, match: SeriesMatch, page: Page): string {
-  const all = seriesIndex(db).servedSlots()
-  return match.slots * match.slots > (page.offset + page.limit) * all ? BY_START : BY_SERIES
+function walksByStart(db: Db, match: SeriesMatch, parts: PartMembers[], page: Page): boolean {
+  if (parts.length > MAX_MERGED_PARTS) return false
+  const walked = seriesIndex(db).servedSlots(parts.map((entry) => entry.publisher))
+  return match.slots * match.slots > (page.offset + page.limit + parts.length) * walked
+}
+
+/**
+ * The page's slot keys in start order: one walk per part of the by-start index, merged by SQLite (the
+ * ORDER BY of a compound SELECT merges its terms' ordered walks, reading each only as far as the page needs).
+ * Membership: the parts' member bytes, joined in one blob that each term reads with substr(); an IN list
+ * per term would build a temporary table per term, which costs more than the walks when parts are many.
+ */
+function mergedKeys(parts: PartMembers[], conditions: SlotConditions) {
+  const params: Record<string, number | Buffer> = {
+    ...conditions.slotParams,
+    members: Buffer.concat(parts.map((entry) => entry.members)),
+  }
+  const terms = 2 ** Math.ceil(Math.log2(parts.length))
+  let at = 1
+  for (let n = 0; n < terms; n++) {
+    // Padding terms name no part, so they find nothing.
+    const { part, lo, hi } = parts[n] ?? { part: -1, lo: 1, hi: 0 }
+    Object.assign(params, { [`part${n}`]: part, [`lo${n}`]: lo, [`hi${n}`]: hi, [`at${n}`]: at })
+    at += hi - lo + 1
+  }
+  return { sql: mergedSql(terms, conditions.slotSql), params }
+}
+
+/** The merge's text by number of terms and slot conditions: a few dozen, made once (they run to 100 KB). */
+const mergedTexts = new Map<string, string>()
+
+function mergedSql(terms: number, slotSql: string): string {
+  const key = `${terms} ${slotSql}`
+  let sql = mergedTexts.get(key)
+  if (sql === undefined) {
+    const term = (n: number) =>
+      `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_START}
+       WHERE t.part = @part${n} AND ${slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
+         AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
+    sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
+      ORDER BY start_ms, id LIMIT ${PAGE_LIMIT} OFFSET @offset`
+    mergedTexts.set(key, sql)
+  }
+  return sql
 }
 
 /**
@@ -239,23 +325,32 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const match = matchSeries(db, filters)
   if (!match) return { slots: [], total: 0 }
   const conditions = slotConditions(filters)
-  const params = { ...conditions.slotParams, ids: match.ids }
-  const members = 't.series_id IN (SELECT value FROM json_each(@ids))'
   const total = countMatches(db, match, filters, conditions)
   if (total <= page.offset) return { slots: [], total }
+  // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
+  // cost several times more. Only the page's rows are then read whole.
+  // Every served series matches an unfiltered search: the index keeps their members made.
+  const parts = match.everySeries ? seriesIndex(db).allMembers() : membersByPart(match.series)
+  const keys = walksByStart(db, match, parts, page)
+    ? mergedKeys(parts, conditions)
+    : {
+        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_SERIES}
+              WHERE ${memberCondition(match)} AND ${conditions.slotSql}
+              ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
+        params: match.everySeries ? conditions.slotParams : { ...conditions.slotParams, ids: match.ids },
+      }
   const rows = cachedStatement(
     db,
     `SELECT t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity,
             r.schedule_id, r.service_types, r.appointment_type, r.accepting,
             g.publisher, g.location, g.provider, g.is_virtual, p.transaction_time, p.synced_at
-     FROM (SELECT t.* FROM sched_slots t INDEXED BY ${slotPath(db, match, page)}
-           WHERE ${members} AND ${conditions.slotSql}
-           ORDER BY t.start_ms, t.id LIMIT @limit OFFSET @offset) t
+     FROM (${keys.sql}) k
+     JOIN sched_slots t ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id
      JOIN sched_series r ON r.id = t.series_id
      JOIN sched_groups g ON g.id = r.group_id
      JOIN publishers p ON p.slug = g.publisher
      ORDER BY t.start_ms, t.id`,
-  ).all({ ...params, limit: page.limit, offset: page.offset }) as SlotRowOut[]
+  ).all({ ...keys.params, limit: page.limit, offset: page.offset }) as SlotRowOut[]
   const summaries = new SummaryCache()
   return { slots: rows.map((row) => toSlot(row, summaries)), total }
 }
@@ -384,14 +479,27 @@ export function searchGroups(
   return { groups, total: ordered.length }
 }
 
+/**
+ * When a search from now stops answering as it does now: at the first start of a slot of `status` from
+ * `now` on, since no match can start in between. Undefined when none is left: only new data changes it.
+ */
+export function answerHoldsThrough(db: Db, filters: SlotFilters, now: number): number | undefined {
+  if (!filters.startsNow) return undefined
+  // Every stored slot lies in its publisher's part: one seek per part.
+  const next = cachedStatement(
+    db,
+    `SELECT min((SELECT min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_START}
+                 WHERE t.part = p.slot_part AND t.status = @status AND t.start_ms >= @now))
+     FROM publishers p WHERE p.slot_part IS NOT NULL`,
+  )
+    .pluck()
+    .get({ status: statusIndex(filters.status), now }) as number | null
+  return next ?? undefined
+}
+
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */
 export function listCodings(db: Db, column: 'service_types' | 'specialties'): Coding[] {
-  const lists = cachedStatement(
-    db,
-    `SELECT DISTINCT r.${column} FROM sched_series r
-     WHERE r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)
-       AND (r.accepting IS NULL OR r.accepting <> 'nopt')`,
-  )
+  const lists = cachedStatement(db, `SELECT DISTINCT r.${column} FROM sched_series r WHERE ${SERVED_SERIES}`)
     .pluck()
     .all() as string[]
   return union(lists.map((json) => JSON.parse(json) as Coding[])).sort(

@@ -6,8 +6,9 @@ import { SLOT_STATUSES } from './resources.js'
 /**
  * Every served series held in memory, indexed by what searches filter on. Series are few (one per schedule
  * and attribute set: tens of thousands nationally) while slots are millions, so a search settles its series
- * here in microseconds and reads only slots from SQLite. Each publisher is a partition, reloaded when its
- * sync commits (`synced_at`) or its `enabled` flag changes, by whichever process: every search compares them.
+ * here in microseconds and reads only slots from SQLite. Each publisher is a partition, reloaded when a
+ * sync of it commits (each takes a new slot part) or its `enabled` flag changes, by whichever process: every
+ * search compares them.
  */
 
 export interface Series {
@@ -15,6 +16,8 @@ export interface Series {
   groupId: number
   groupKey: string
   publisher: string
+  /** The part of sched_slots that its publisher's last sync wrote (see migration 5). */
+  part: number
   /** Lower-cased, as city and state match regardless of case. */
   city: string | undefined
   state: string | undefined
@@ -46,6 +49,70 @@ export interface SeriesFilters {
   groupKeys: string[]
 }
 
+/**
+ * Served series, as SQL on `sched_series r`: the publisher is enabled and the patient type is not nopt
+ * (such slots are kept but never served). The index holds exactly these.
+ */
+export const SERVED_SERIES = `r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)
+  AND (r.accepting IS NULL OR r.accepting <> 'nopt')`
+
+/** Every series-level filter by name: a filter added to SeriesFilters must be listed here to compile. */
+const SERIES_FILTER_NAMES: Record<Exclude<keyof SeriesFilters, 'groupKeys'>, true> = {
+  publisher: true,
+  serviceTypeCode: true,
+  npi: true,
+  specialty: true,
+  appointmentType: true,
+  acceptingPatients: true,
+  isVirtual: true,
+  city: true,
+  state: true,
+}
+
+/** True when the filters name no series-level condition: every served series matches. */
+export function filtersNoSeries(filters: SeriesFilters): boolean {
+  if (filters.groupKeys.length > 0) return false
+  for (const name in SERIES_FILTER_NAMES) if (filters[name as keyof SeriesFilters] !== undefined) return false
+  return true
+}
+
+/**
+ * Series of one part of the slots (one publisher's last sync) as a byte per id from `lo` to `hi`, 1 for a
+ * member: what a search merging the parts in start order tests each slot's series against.
+ */
+export interface PartMembers {
+  part: number
+  publisher: string
+  lo: number
+  hi: number
+  members: Buffer
+}
+
+/** The members of each part the series fall in (an empty list for no series). */
+export function membersByPart(series: Series[]): PartMembers[] {
+  const parts = new Map<number, PartMembers>()
+  let current: PartMembers | undefined
+  // The index lists a publisher's series together: a part is looked up only where it changes.
+  for (const { part, publisher, id } of series) {
+    if (current?.part !== part) {
+      current = parts.get(part)
+      if (!current) {
+        current = { part, publisher, lo: id, hi: id, members: Buffer.alloc(0) }
+        parts.set(part, current)
+      }
+    }
+    if (id < current.lo) current.lo = id
+    else if (id > current.hi) current.hi = id
+  }
+  for (const entry of parts.values()) entry.members = Buffer.alloc(entry.hi - entry.lo + 1)
+  current = undefined
+  for (const { part, id } of series) {
+    if (current?.part !== part) current = parts.get(part) as PartMembers
+    current.members[id - current.lo] = 1
+  }
+  return [...parts.values()]
+}
+
 class Partition {
   readonly all: Series[] = []
   /** Slots of every status the partition's series hold: the size of a search over all of them. */
@@ -58,7 +125,15 @@ class Partition {
   readonly bySpecialtyToken = new Map<string, Series[]>()
   readonly byGroupKey = new Map<string, Series[]>()
 
-  constructor(readonly signature: string) {}
+  #members: PartMembers[] | undefined
+
+  constructor(readonly part: number) {}
+
+  /** All its series as members, made on first use: what every unfiltered search merges. */
+  members(): PartMembers[] {
+    this.#members ??= membersByPart(this.all)
+    return this.#members
+  }
 
   add(series: Series) {
     this.all.push(series)
@@ -156,7 +231,7 @@ interface SeriesRow {
   phone: number
 }
 
-function toSeries(row: SeriesRow): Series {
+function toSeries(row: SeriesRow, part: number): Series {
   const serviceTypes = JSON.parse(row.service_types) as Coding[]
   const specialties = JSON.parse(row.specialties) as Coding[]
   return {
@@ -164,6 +239,7 @@ function toSeries(row: SeriesRow): Series {
     groupId: row.group_id,
     groupKey: row.group_key,
     publisher: row.publisher,
+    part,
     city: row.city?.toLowerCase(),
     state: row.state?.toLowerCase(),
     isVirtual: row.is_virtual === 1,
@@ -194,6 +270,11 @@ export class SeriesIndex {
     // City and state match regardless of case: lower-case them once, not per series.
     const normalized = { ...filters, city: filters.city?.toLowerCase(), state: filters.state?.toLowerCase() }
     const found: Series[] = []
+    if (filtersNoSeries(filters)) {
+      for (const partition of this.#partitions.values())
+        for (const series of partition.all) found.push(series)
+      return found
+    }
     for (const [slug, partition] of this.#partitions) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
       for (const series of partition.candidates(normalized))
@@ -202,11 +283,16 @@ export class SeriesIndex {
     return found
   }
 
-  /** Slots of every status the served series hold, as of the last refresh. */
-  servedSlots(): number {
+  /** Slots of every status the served series of these publishers hold, as of the last refresh. */
+  servedSlots(publishers: Iterable<string>): number {
     let slots = 0
-    for (const partition of this.#partitions.values()) slots += partition.slots
+    for (const slug of publishers) slots += this.#partitions.get(slug)?.slots ?? 0
     return slots
+  }
+
+  /** Every served series as members of its part, as of the last refresh. */
+  allMembers(): PartMembers[] {
+    return [...this.#partitions.values()].flatMap((partition) => partition.members())
   }
 
   /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
@@ -216,26 +302,24 @@ export class SeriesIndex {
     this.#generation = generation
     const publishers = cachedStatement(
       this.db,
-      'SELECT slug, enabled, synced_at AS syncedAt FROM publishers',
-    ).all() as { slug: string; enabled: number; syncedAt: string | null }[]
+      'SELECT slug, enabled, slot_part AS part FROM publishers',
+    ).all() as { slug: string; enabled: number; part: number | null }[]
     const served = new Set<string>()
-    for (const { slug, enabled, syncedAt } of publishers) {
-      if (enabled !== 1) continue
+    for (const { slug, enabled, part } of publishers) {
+      if (enabled !== 1 || part === null) continue
       served.add(slug)
-      const signature = syncedAt ?? ''
-      if (this.#partitions.get(slug)?.signature !== signature) this.#load(slug, signature)
+      if (this.#partitions.get(slug)?.part !== part) this.#load(slug, part)
     }
     for (const slug of this.#partitions.keys()) if (!served.has(slug)) this.#partitions.delete(slug)
   }
 
-  #load(slug: string, signature: string) {
-    const partition = new Partition(signature)
-    // Slots whose patient type is nopt are kept but never served.
+  #load(slug: string, part: number) {
+    const partition = new Partition(part)
     const rows = cachedStatement(
       this.db,
-      `SELECT * FROM sched_series WHERE publisher = ? AND (accepting IS NULL OR accepting <> 'nopt')`,
+      `SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES}`,
     ).all(slug) as SeriesRow[]
-    for (const row of rows) partition.add(toSeries(row))
+    for (const row of rows) partition.add(toSeries(row, part))
     this.#partitions.set(slug, partition)
   }
 }

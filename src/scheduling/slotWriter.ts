@@ -44,6 +44,8 @@ export class SlotWriter {
   constructor(
     private readonly db: Db,
     private readonly publisher: string,
+    /** The sync's own part of the slots (see migration 5): its rows sit together in the by-start index. */
+    private readonly part: number,
   ) {
     this.#insertGroup = db.prepare(
       `INSERT INTO sched_groups (publisher, key, location, provider, is_virtual) VALUES (?, ?, ?, ?, ?)`,
@@ -55,8 +57,8 @@ export class SlotWriter {
     )
     this.#insertSlot = db.prepare(
       `INSERT OR IGNORE INTO sched_slots
-         (series_id, status, start_ms, id, end_ms, booking_link, booking_phone, capacity)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+         (series_id, status, start_ms, id, end_ms, booking_link, booking_phone, capacity, part)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
   }
 
@@ -121,6 +123,7 @@ export class SlotWriter {
       slot.bookingLink,
       slot.bookingPhone,
       slot.capacity,
+      this.part,
     )
     if (changes === 0) return false
     this.written++

@@ -31,6 +31,12 @@ export class LatencyHistogram {
     this.count++
   }
 
+  /** Takes out one duration added before. */
+  remove(bin: number): void {
+    this.#counts[bin] = (this.#counts[bin] ?? 0) - 1
+    this.count--
+  }
+
   merge(other: LatencyHistogram): void {
     for (let bin = 0; bin < BINS; bin++)
       this.#counts[bin] = (this.#counts[bin] ?? 0) + (other.#counts[bin] ?? 0)

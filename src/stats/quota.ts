@@ -1,5 +1,5 @@
-import { listOrganizations } from '../accounts/orgs.js'
-import { listPlans } from '../accounts/plans.js'
+import type { Organization } from '../accounts/orgs.js'
+import type { Plan } from '../accounts/plans.js'
 import { limitReached, minutePeriod, monthPeriod, startOfNextMonth } from '../accounts/usage.js'
 import { cachedStatement, type Db } from '../db/open.js'
 
@@ -17,25 +17,32 @@ export interface OrgQuota {
   resetsAt: string | null
 }
 
+/** This minute's and month's counters of the given organizations, each found by primary key. */
+export const QUOTA_SQL = `SELECT org_id AS orgId, period, count FROM usage_counters
+  WHERE org_id IN (SELECT value FROM json_each(?)) AND period IN (?, ?)`
+
 /**
- * Every organization's use of its plan now: organizations and plans from the main database, this minute's
- * and month's counters from the live one (where the server counts them), 429s from the request window.
+ * Every organization's use of its plan now: organizations and plans as read from the main database, this
+ * minute's and month's counters from the live one (where the server counts them), 429s from the request window.
  */
 export function readQuota(
-  sources: { main: Db; live: Db },
+  live: Db,
+  accounts: { orgs: readonly Organization[]; plans: readonly Plan[] },
   now: number,
   rejectedByOrg: (orgId: number) => number,
 ): (OrgQuota & { orgId: number })[] {
-  const plans = new Map(listPlans(sources.main).map((plan) => [plan.id, plan]))
+  const plans = new Map(accounts.plans.map((plan) => [plan.id, plan]))
   const minute = minutePeriod(now)
   const month = monthPeriod(now)
   const counts = new Map<string, number>()
-  const rows = cachedStatement(
-    sources.live,
-    'SELECT org_id AS orgId, period, count FROM usage_counters WHERE period IN (?, ?)',
-  ).all(minute, month) as { orgId: number; period: string; count: number }[]
+  const orgIds = JSON.stringify(accounts.orgs.map((org) => org.id))
+  const rows = cachedStatement(live, QUOTA_SQL).all(orgIds, minute, month) as {
+    orgId: number
+    period: string
+    count: number
+  }[]
   for (const row of rows) counts.set(`${row.orgId} ${row.period}`, row.count)
-  return listOrganizations(sources.main).flatMap((org) => {
+  return accounts.orgs.flatMap((org) => {
     const plan = plans.get(org.plan)
     if (!plan) return []
     const used = {

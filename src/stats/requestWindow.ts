@@ -3,16 +3,16 @@ import { cachedStatement, type Db } from '../db/open.js'
 import { Routes } from '../http/routes.js'
 import { endpointGroup } from './endpointGroups.js'
 import { LatencyHistogram, latencyBin, type Percentiles } from './histogram.js'
+import {
+  type Cell,
+  type Endpoint,
+  SlidingTotals,
+  STATUS_CLASSES,
+  type StatusClass,
+  statusClassIndex,
+} from './slidingTotals.js'
 
-/** What `svc top` keeps of a logged request that falls in its window. */
-interface WindowRow {
-  at: number
-  orgId: number | null
-  /** `GET /v1/scheduling/slots`, or the method and `(unmatched)`. */
-  endpoint: string
-  status: number
-  bin: number
-}
+export type { StatusClass } from './slidingTotals.js'
 
 export interface LoggedError {
   at: number
@@ -22,8 +22,6 @@ export interface LoggedError {
   requestId: string
   orgId: number | null
 }
-
-export type StatusClass = '2xx' | '3xx' | '4xx' | '429' | '5xx'
 
 export interface WindowFigures {
   requests: number
@@ -55,12 +53,17 @@ export const ERRORS_SINCE_MS = 15 * 60_000
 /** The first look for recent errors reads at most this many of the newest rows, however rare errors are. */
 const ERROR_SCAN_LIMIT = 200_000
 
-const statusClass = (status: number): StatusClass =>
-  status === 429 ? '429' : status >= 500 ? '5xx' : status >= 400 ? '4xx' : status >= 300 ? '3xx' : '2xx'
-
-const isError = (status: number) => status >= 400
-
-const ROW_COLUMNS = 'rowid, at, org_id, method, path, route, status, duration_ms, request_id'
+/**
+ * A request as the window counts it. Reading a value from SQLite costs about as much as the rest of the
+ * row's work, so a row is five values: method and route come as one string, and the path and request id
+ * are read only for the few rows that need them (UNROUTED_COLUMNS, ERROR_COLUMNS).
+ */
+const COUNTED_COLUMNS = `at, org_id, status, duration_ms, method || ' ' || route`
+/** Requests refused before routing (no route logged): the endpoint comes from their path. */
+const UNROUTED_COLUMNS = 'method, path'
+const ERROR_COLUMNS = 'at, status, method, path, request_id AS requestId, org_id AS orgId'
+/** New rows: after the last one read, up to the last one when the refresh began, and recent enough. */
+const NEW_ROWS = 'FROM request_log WHERE rowid > ? AND rowid <= ? AND +at > ?'
 
 /** The route shown for requests no declared endpoint matched. */
 export const UNMATCHED = '(unmatched)'
@@ -71,36 +74,50 @@ export const WINDOW_SQL = {
   // Index-only, as the two below: the history needs counts, the window its first row.
   history: `SELECT at / ${HISTORY_BUCKET_MS} AS bucket, count(*) AS n FROM request_log WHERE at > ? GROUP BY bucket`,
   firstRowId: 'SELECT min(rowid) AS id FROM request_log INDEXED BY request_log_at WHERE at > ?',
-  // Rows are stored in about the order of `at`, so reading the window is one run along the table from its
-  // first row; `+at` keeps SQLite from fetching each row through the `at` index instead, twice as slow.
-  window: `SELECT ${ROW_COLUMNS} FROM request_log WHERE rowid >= ? AND +at > ?`,
-  errors: `SELECT at, status, method, path, request_id AS requestId, org_id AS orgId
+  errors: `SELECT ${ERROR_COLUMNS}
              FROM (SELECT rowid AS rowId, * FROM request_log WHERE at > ?
                     ORDER BY at DESC, rowid DESC LIMIT ${ERROR_SCAN_LIMIT})
             WHERE status >= 400 ORDER BY at DESC, rowId DESC LIMIT ${ERRORS_KEPT}`,
-  since: `SELECT ${ROW_COLUMNS} FROM request_log WHERE rowid > ? ORDER BY rowid`,
+  // Rows are stored in about the order of `at`, so the window is one run along the table from its first
+  // row, as is what was added since the last refresh; `+at` keeps SQLite from going through the `at` index
+  // instead, twice as slow.
+  counted: `SELECT ${COUNTED_COLUMNS} ${NEW_ROWS} ORDER BY rowid`,
+  unrouted: `SELECT ${UNROUTED_COLUMNS} ${NEW_ROWS} AND route IS NULL ORDER BY rowid`,
+  newErrors: `SELECT ${ERROR_COLUMNS} ${NEW_ROWS} AND status >= 400 ORDER BY rowid`,
 }
 
 /**
  * The recent part of the request log, read incrementally: the first refresh reads the window; every later
- * one reads only rows added since (by rowid, which SQLite hands out in commit order for this table), so
- * each second costs what the server wrote that second, whatever the log's size.
+ * one reads only rows added since (by rowid, which SQLite hands out in commit order for this table). Rows
+ * are summed as they are read (src/stats/slidingTotals.ts) and not kept as rows, so a refresh costs what
+ * the server wrote since the last one, whatever the window holds.
  */
 export class RequestWindow {
-  #rows: WindowRow[] = []
+  #totals = new SlidingTotals(WINDOW_MS, NOW_MS)
   #errors: LoggedError[] = []
   #history = new Map<number, number>()
   #lastRowId = -1
-  readonly #endpointKeys = new Map<string, string>()
+  /** By `GET /v1/scheduling/slots`, as COUNTED_COLUMNS reads them. */
+  readonly #endpoints = new Map<string, Endpoint>()
 
-  constructor(private readonly live: Db) {}
+  /** `rowsPerRead`: rowids read per query (50,000); tests make it small to cross many slices. */
+  constructor(
+    private readonly live: Db,
+    private readonly options: { rowsPerRead?: number } = {},
+  ) {}
 
   refresh(now: number): void {
-    const maxRowId = this.#maxRowId()
-    // Rowids only go back when the table was emptied (pruned to nothing, or the file replaced): start again.
-    if (maxRowId < this.#lastRowId) this.#reset()
-    if (this.#lastRowId < 0) this.#loadRecent(now)
-    else if (maxRowId > this.#lastRowId) this.#loadSince(this.#lastRowId)
+    // One read transaction: the queries below see the same rows.
+    this.live.transaction(() => {
+      const maxRowId = this.#maxRowId()
+      // Rowids only go back when the table was emptied (pruned to nothing, or the file replaced): start again.
+      if (maxRowId < this.#lastRowId) this.#reset()
+      // Moved first: rows read next are counted against the window as it now stands.
+      this.#totals.advance(now)
+      if (this.#lastRowId < 0) this.#loadRecent(now, maxRowId)
+      else if (maxRowId > this.#lastRowId) this.#loadSince(now, maxRowId)
+      this.#lastRowId = maxRowId
+    })()
     this.#evict(now)
   }
 
@@ -110,64 +127,86 @@ export class RequestWindow {
   }
 
   #reset(): void {
-    this.#rows = []
+    this.#totals = new SlidingTotals(WINDOW_MS, NOW_MS)
     this.#errors = []
     this.#history.clear()
     this.#lastRowId = -1
   }
 
-  #loadRecent(now: number): void {
-    const read = this.live.transaction(() => {
-      const from = Math.min(now - WINDOW_MS, now - HISTORY_BUCKETS * HISTORY_BUCKET_MS)
-      const buckets = this.live.prepare(WINDOW_SQL.history).all(from) as { bucket: number; n: number }[]
-      for (const { bucket, n } of buckets) this.#history.set(Math.floor(bucket), n)
-      const first = this.live.prepare(WINDOW_SQL.firstRowId).get(now - WINDOW_MS) as { id: number | null }
-      if (first.id !== null) {
-        const rows = this.live
-          .prepare(WINDOW_SQL.window)
-          .raw()
-          .all(first.id, now - WINDOW_MS) as SelectedRow[]
-        for (const row of rows) this.#rows.push(this.#toRow(row))
-      }
-      this.#errors = this.live.prepare(WINDOW_SQL.errors).all(now - ERRORS_SINCE_MS) as LoggedError[]
-      this.#lastRowId = this.#maxRowId()
-    })
-    read()
+  #loadRecent(now: number, maxRowId: number): void {
+    const from = Math.min(now - WINDOW_MS, now - HISTORY_BUCKETS * HISTORY_BUCKET_MS)
+    const buckets = this.live.prepare(WINDOW_SQL.history).all(from) as { bucket: number; n: number }[]
+    for (const { bucket, n } of buckets) this.#history.set(Math.floor(bucket), n)
+    const first = this.live.prepare(WINDOW_SQL.firstRowId).get(now - WINDOW_MS) as { id: number | null }
+    if (first.id !== null) this.#count(first.id - 1, maxRowId, now - WINDOW_MS, false)
+    this.#errors = this.live.prepare(WINDOW_SQL.errors).all(now - ERRORS_SINCE_MS) as LoggedError[]
   }
 
-  #loadSince(rowId: number): void {
-    const rows = cachedStatement(this.live, WINDOW_SQL.since).raw().all(rowId) as SelectedRow[]
-    const fresh: LoggedError[] = []
-    for (const row of rows) {
-      const [id, at, orgId, method, path, , status, , requestId] = row
-      this.#rows.push(this.#toRow(row))
-      const bucket = Math.floor(at / HISTORY_BUCKET_MS)
-      this.#history.set(bucket, (this.#history.get(bucket) ?? 0) + 1)
-      if (isError(status)) fresh.push({ at, status, method, path, requestId, orgId })
-      this.#lastRowId = id
-    }
+  #loadSince(now: number, maxRowId: number): void {
+    // Rows older than the history are of no use: not in the window, and their bucket is gone.
+    this.#count(this.#lastRowId, maxRowId, now - HISTORY_BUCKETS * HISTORY_BUCKET_MS, true)
+    const fresh = cachedStatement(this.live, WINDOW_SQL.newErrors).all(
+      this.#lastRowId,
+      maxRowId,
+      now - ERRORS_SINCE_MS,
+    ) as LoggedError[]
     if (fresh.length > 0) {
       this.#errors = [...fresh.reverse(), ...this.#errors].sort((a, b) => b.at - a.at).slice(0, ERRORS_KEPT)
     }
   }
 
-  #toRow([, at, orgId, method, path, route, status, durationMs]: SelectedRow): WindowRow {
-    const key = `${method} ${route ?? declaredRoute(method, path) ?? UNMATCHED}`
-    let endpoint = this.#endpointKeys.get(key)
-    if (endpoint === undefined) {
-      endpoint = key
-      this.#endpointKeys.set(key, key)
+  /**
+   * Counts the rows after `afterRowId` up to `lastRowId` from `since` on in the window, and in the history
+   * if asked. Read a slice of rowids at a time: the first read of a busy window is millions of rows, which
+   * would otherwise all be held at once.
+   */
+  #count(afterRowId: number, lastRowId: number, since: number, history: boolean): void {
+    const slice = this.options.rowsPerRead ?? 50_000
+    for (let after = afterRowId; after < lastRowId; after += slice) {
+      this.#countSlice([after, Math.min(lastRowId, after + slice), since], history)
     }
-    return { at, orgId, endpoint, status, bin: latencyBin(durationMs) }
+  }
+
+  #countSlice(range: [afterRowId: number, lastRowId: number, since: number], history: boolean): void {
+    const rows = cachedStatement(this.live, WINDOW_SQL.counted)
+      .raw()
+      .all(...range) as CountedRow[]
+    const unrouted = rows.some((row) => row[4] === null)
+      ? (cachedStatement(this.live, WINDOW_SQL.unrouted)
+          .raw()
+          .all(...range) as [string, string][])
+      : []
+    let next = 0
+    for (const [at, orgId, status, durationMs, key] of rows) {
+      let endpoint: Endpoint
+      if (key === null) {
+        const [method, path] = unrouted[next++] as [string, string]
+        endpoint = this.#endpoint(`${method} ${declaredRoute(method, path) ?? UNMATCHED}`)
+      } else endpoint = this.#endpoint(key)
+      this.#totals.add(at, orgId, endpoint, latencyBin(durationMs), statusClassIndex(status))
+      if (history) {
+        const bucket = Math.floor(at / HISTORY_BUCKET_MS)
+        this.#history.set(bucket, (this.#history.get(bucket) ?? 0) + 1)
+      }
+    }
+  }
+
+  #endpoint(key: string): Endpoint {
+    let endpoint = this.#endpoints.get(key)
+    if (!endpoint) {
+      const space = key.indexOf(' ')
+      const route = key.slice(space + 1)
+      endpoint = {
+        method: key.slice(0, space),
+        route,
+        group: endpointGroup(route === UNMATCHED ? null : route),
+      }
+      this.#endpoints.set(key, endpoint)
+    }
+    return endpoint
   }
 
   #evict(now: number): void {
-    const cutoff = now - WINDOW_MS
-    // Rows come roughly in time order (several processes flush a second apart), so trimming the front
-    // drops nearly all stale ones; a straggler is skipped when figures are computed.
-    let drop = 0
-    while (drop < this.#rows.length && (this.#rows[drop] as WindowRow).at <= cutoff) drop++
-    if (drop > 0) this.#rows = this.#rows.slice(drop)
     const oldestBucket = Math.floor(now / HISTORY_BUCKET_MS) - HISTORY_BUCKETS
     for (const bucket of this.#history.keys()) if (bucket <= oldestBucket) this.#history.delete(bucket)
     const errorsFrom = now - ERRORS_SINCE_MS
@@ -176,63 +215,53 @@ export class RequestWindow {
     }
   }
 
-  /** Figures over the window for the organizations `includeOrg` accepts. */
+  /** Figures over the window as of the last refresh, for the organizations `includeOrg` accepts. */
   figures(now: number, includeOrg: (orgId: number | null) => boolean = () => true): WindowFigures {
-    return figuresOf(this.#rows, this.#errors, this.#history, now, includeOrg)
+    return figuresOf(this.#totals.cells(), this.#errors, this.#history, now, includeOrg)
   }
 }
 
 export const emptyWindowFigures = (now: number): WindowFigures =>
   figuresOf([], [], new Map(), now, () => true)
 
+/** Sums the cells of the included organizations; each cell's histogram merges into its endpoint's. */
 function figuresOf(
-  rows: readonly WindowRow[],
+  cells: Iterable<Cell>,
   errors: readonly LoggedError[],
   history: ReadonlyMap<number, number>,
   now: number,
   includeOrg: (orgId: number | null) => boolean,
 ): WindowFigures {
-  const cutoff = now - WINDOW_MS
-  const nowFrom = now - NOW_MS
-  const byClass: Record<StatusClass, number> = { '2xx': 0, '3xx': 0, '4xx': 0, '429': 0, '5xx': 0 }
+  const byClass = STATUS_CLASSES.map(() => 0)
   const overall = new LatencyHistogram()
   const groups = new Map<string, LatencyHistogram>()
-  const endpoints = new Map<string, { histogram: LatencyHistogram; errors: number }>()
+  const endpoints = new Map<Endpoint, { histogram: LatencyHistogram; errors: number }>()
   const orgs = new Map<number | null, { requests: number; errors: number; rejected: number }>()
   let recent = 0
-  for (const row of rows) {
-    if (row.at <= cutoff || !includeOrg(row.orgId)) continue
-    if (row.at > nowFrom) recent++
-    const kind = statusClass(row.status)
-    byClass[kind]++
-    overall.add(row.bin)
-    let endpoint = endpoints.get(row.endpoint)
-    if (!endpoint) {
-      endpoint = { histogram: new LatencyHistogram(), errors: 0 }
-      endpoints.set(row.endpoint, endpoint)
-    }
-    endpoint.histogram.add(row.bin)
-    let org = orgs.get(row.orgId)
-    if (!org) {
-      org = { requests: 0, errors: 0, rejected: 0 }
-      orgs.set(row.orgId, org)
-    }
-    org.requests++
-    if (isError(row.status)) {
-      endpoint.errors++
-      org.errors++
-    }
-    if (row.status === 429) org.rejected++
+  for (const cell of cells) {
+    if (!includeOrg(cell.orgId)) continue
+    recent += cell.recent
+    cell.byClass.forEach((count, index) => {
+      byClass[index] = (byClass[index] as number) + count
+    })
+    const errorCount = cell.histogram.count - (cell.byClass[0] as number) - (cell.byClass[1] as number)
+    let endpoint = endpoints.get(cell.endpoint)
+    if (!endpoint) endpoints.set(cell.endpoint, (endpoint = { histogram: new LatencyHistogram(), errors: 0 }))
+    endpoint.histogram.merge(cell.histogram)
+    endpoint.errors += errorCount
+    let org = orgs.get(cell.orgId)
+    if (!org) orgs.set(cell.orgId, (org = { requests: 0, errors: 0, rejected: 0 }))
+    org.requests += cell.histogram.count
+    org.errors += errorCount
+    org.rejected += cell.byClass[3] as number
   }
-  const endpointList = [...endpoints].map(([key, { histogram, errors }]) => {
-    const space = key.indexOf(' ')
-    const route = key.slice(space + 1)
-    const group = endpointGroup(route === UNMATCHED ? null : route)
+  const endpointList = [...endpoints].map(([{ method, route, group }, { histogram, errors }]) => {
     let groupHistogram = groups.get(group)
     if (!groupHistogram) groups.set(group, (groupHistogram = new LatencyHistogram()))
     groupHistogram.merge(histogram)
+    overall.merge(histogram)
     const p95Ms = histogram.percentile(95) as number
-    return { method: key.slice(0, space), route, group, requests: histogram.count, errors, p95Ms }
+    return { method, route, group, requests: histogram.count, errors, p95Ms }
   })
   const overallPercentiles = overall.percentiles()
   const currentBucket = Math.floor(now / HISTORY_BUCKET_MS)
@@ -240,7 +269,10 @@ function figuresOf(
   return {
     requests: overall.count,
     perSecondNow: recent / (NOW_MS / 1000),
-    byClass,
+    byClass: Object.fromEntries(STATUS_CLASSES.map((name, index) => [name, byClass[index]])) as Record<
+      StatusClass,
+      number
+    >,
     latency: overallPercentiles && { requests: overall.count, ...overallPercentiles },
     groups: [...groups]
       .map(([group, histogram]) => ({
@@ -249,7 +281,9 @@ function figuresOf(
         ...(histogram.percentiles() as Percentiles),
       }))
       .sort((a, b) => b.requests - a.requests || a.group.localeCompare(b.group)),
-    endpoints: endpointList.sort((a, b) => b.requests - a.requests || a.route.localeCompare(b.route)),
+    endpoints: endpointList.sort(
+      (a, b) => b.requests - a.requests || a.route.localeCompare(b.route) || a.method.localeCompare(b.method),
+    ),
     orgs,
     errors: errors.filter((error) => error.at > now - ERRORS_SINCE_MS && includeOrg(error.orgId)),
     history: Array.from(
@@ -271,15 +305,12 @@ function declaredRoute(method: string, path: string): string | null {
   return resolution.kind === 'endpoint' ? resolution.endpoint.path : null
 }
 
-/** A request_log row as `ROW_COLUMNS` select it, read as an array (cheaper than an object per row). */
-type SelectedRow = [
-  rowId: number,
+/** A request_log row as COUNTED_COLUMNS select it, read as an array (cheaper than an object per row). */
+type CountedRow = [
   at: number,
   orgId: number | null,
-  method: string,
-  path: string,
-  route: string | null,
   status: number,
   durationMs: number,
-  requestId: string,
+  /** `GET /v1/scheduling/slots`; null when the log has no route. */
+  endpoint: string | null,
 ]

@@ -1,3 +1,6 @@
+import { listOrganizations, type Organization } from '../accounts/orgs.js'
+import { listPlans, type Plan } from '../accounts/plans.js'
+import { changeGeneration } from '../db/changes.js'
 import { cachedStatement, type Db } from '../db/open.js'
 import type { Percentiles } from './histogram.js'
 import { type PublisherStatus, readPublisherStatus } from './publisherStatus.js'
@@ -87,30 +90,45 @@ function windowPart(now: number, figures: WindowFigures, filter: string | null) 
   }
 }
 
+/** What `svc top` shows from the main file; it changes when an operator or a sync does something. */
+interface Accounts {
+  tables: Set<string>
+  orgs: Organization[]
+  plans: Plan[]
+  slugs: Map<number, string>
+  publishers: PublisherStatus[]
+}
+
 /**
  * Reads snapshots from open sources, keeping the request window between reads so that each read costs
- * what was logged since the last one. Tables not created yet (a store no server has migrated) read as empty.
+ * what was logged since the last one, and what it read of the main file until that file changes.
+ * Tables not created yet (a store no server has migrated) read as empty.
  */
 export class TopReader {
   readonly #window: RequestWindow
+  #accounts: { generation: number; value: Accounts } | undefined
 
-  constructor(private readonly sources: TopSources) {
-    this.#window = new RequestWindow(sources.live)
+  constructor(
+    private readonly sources: TopSources,
+    windowOptions?: ConstructorParameters<typeof RequestWindow>[1],
+  ) {
+    this.#window = new RequestWindow(sources.live, windowOptions)
   }
 
   read(now: number, filter: string | null = null): TopSnapshot {
-    const { main, live } = this.sources
-    const tables = new Set([...presentTables(main, 'main'), ...presentTables(live, 'live')])
-    const slugs = tables.has('main.organizations') ? orgSlugs(main) : new Map<number, string>()
-    const slugOf = (orgId: number | null) => (orgId === null ? null : (slugs.get(orgId) ?? `#${orgId}`))
+    const { live } = this.sources
+    const accounts = this.#readAccounts()
+    const liveTables = new Set(presentTables(live))
+    const slugOf = (orgId: number | null) =>
+      orgId === null ? null : (accounts.slugs.get(orgId) ?? `#${orgId}`)
     const includeOrg = (orgId: number | null) =>
-      filter === null || (orgId !== null && (slugs.get(orgId) ?? '').includes(filter))
+      filter === null || (orgId !== null && (accounts.slugs.get(orgId) ?? '').includes(filter))
 
-    if (tables.has('live.request_log')) this.#window.refresh(now)
+    if (liveTables.has('request_log')) this.#window.refresh(now)
     const figures = this.#window.figures(now, includeOrg)
     const quota =
-      tables.has('main.organizations') && tables.has('main.plans') && tables.has('live.usage_counters')
-        ? readQuota(this.sources, now, (orgId) => figures.orgs.get(orgId)?.rejected ?? 0)
+      accounts.tables.has('organizations') && accounts.tables.has('plans') && liveTables.has('usage_counters')
+        ? readQuota(live, accounts, now, (orgId) => figures.orgs.get(orgId)?.rejected ?? 0)
         : []
     return {
       ...windowPart(now, figures, filter),
@@ -130,22 +148,31 @@ export class TopReader {
         at: new Date(error.at).toISOString(),
         org: slugOf(orgId),
       })),
-      publishers: tables.has('main.publishers') ? readPublisherStatus(main) : [],
+      publishers: accounts.publishers,
     }
+  }
+
+  #readAccounts(): Accounts {
+    const { main } = this.sources
+    const generation = changeGeneration(main)
+    if (this.#accounts?.generation !== generation) {
+      const tables = new Set(presentTables(main))
+      const orgs = tables.has('organizations') ? listOrganizations(main) : []
+      this.#accounts = {
+        generation,
+        value: {
+          tables,
+          orgs,
+          plans: tables.has('plans') ? listPlans(main) : [],
+          slugs: new Map(orgs.map((org) => [org.id, org.slug])),
+          publishers: tables.has('publishers') ? readPublisherStatus(main) : [],
+        },
+      }
+    }
+    return this.#accounts.value
   }
 }
 
-function presentTables(db: Db, prefix: string): string[] {
-  const names = cachedStatement(db, "SELECT name FROM sqlite_master WHERE type = 'table'")
-    .pluck()
-    .all() as string[]
-  return names.map((name) => `${prefix}.${name}`)
-}
-
-function orgSlugs(main: Db): Map<number, string> {
-  const rows = cachedStatement(main, 'SELECT id, slug FROM organizations').all() as {
-    id: number
-    slug: string
-  }[]
-  return new Map(rows.map((row) => [row.id, row.slug]))
+function presentTables(db: Db): string[] {
+  return cachedStatement(db, "SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]
 }

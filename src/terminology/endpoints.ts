@@ -145,6 +145,9 @@ export const terminologyEndpoints: Endpoint[] = [
       operation: { name: 'counties', definition: 'urn:svc:OperationDefinition:InsurancePlan-counties' },
     },
     responses: { 200: PARAMETERS },
-    handler: (request, { db }) => ({ body: countiesOf(db, request.params.state.toUpperCase()) }),
+    handler: (request, { db }) => ({
+      body: countiesOf(db, request.params.state.toUpperCase()),
+      reuse: {},
+    }),
   }),
 ]

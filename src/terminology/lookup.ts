@@ -153,7 +153,8 @@ export function lookup(
   )
   const wanted = input.property ?? []
   if (resolved.kind === 'local') {
-    return { body: lookupLocal(services, resolved.system, asked.code, wanted, codeParameter) }
+    // From the store alone: the same question is answered the same until the database changes.
+    return { body: lookupLocal(services, resolved.system, asked.code, wanted, codeParameter), reuse: {} }
   }
   const search = query([
     ['system', asked.system],

@@ -1,4 +1,5 @@
 import { Box, Text, useApp, useInput, useStdout } from 'ink'
+import { isDeepStrictEqual } from 'node:util'
 import { useEffect, useRef, useState } from 'react'
 import type { TopSnapshot } from '../stats/topSnapshot.js'
 import { fit, formatDuration } from './format.js'
@@ -90,7 +91,13 @@ export function App(props: AppProps) {
   const [snapshot, setSnapshot] = useState(() => props.load(null))
 
   useEffect(() => {
-    const timer = setInterval(() => setSnapshot(props.load(filter)), props.intervalMs)
+    const refresh = () => {
+      const next = props.load(filter)
+      // The same figures again (an idle server) keep the old object, so React skips the render and Ink
+      // writes nothing.
+      setSnapshot((shown) => (isDeepStrictEqual(shown, next) ? shown : next))
+    }
+    const timer = setInterval(refresh, props.intervalMs)
     return () => clearInterval(timer)
   }, [filter, props.load, props.intervalMs])
 

@@ -1,0 +1,27 @@
+import type { Middleware } from 'koa'
+import compress from 'koa-compress'
+
+/** Answers smaller than this go uncompressed: gzip's header and a round of zlib cost more than they save. */
+export const COMPRESS_THRESHOLD = 1024
+export const GZIP_OPTIONS = { level: 6 }
+
+/**
+ * koa-compress, run only for callers that send Accept-Encoding. Without that header it can only answer
+ * identity (its default), yet its checks on every response cost about as much as routing one. The answer
+ * varies by the header either way, and says so, so a cache between keeps the two forms apart.
+ */
+export function compressWhenAccepted(): Middleware {
+  const compressing = compress({
+    // The spec promises gzip; koa-compress would also pick zstd on a Node that has it.
+    br: false,
+    deflate: false,
+    zstd: false,
+    gzip: GZIP_OPTIONS,
+    threshold: COMPRESS_THRESHOLD,
+  })
+  return (ctx, next) => {
+    if (ctx.get('Accept-Encoding') !== '') return compressing(ctx, next)
+    ctx.vary('Accept-Encoding')
+    return next()
+  }
+}
