@@ -57,11 +57,41 @@ describe('migrations', () => {
     again.close()
   })
 
-  it('have a version each, above every shipped one for a new step', () => {
-    // migrate() applies only versions above the file's user_version: two steps sharing a number would leave
-    // one unapplied, and so would a new step numbered below the highest already shipped.
+  it('have a version each', () => {
+    // migrate() applies only versions above the file's user_version: of two steps sharing a number, one
+    // would never run. (So would a new step numbered below the highest already shipped.)
     const versions = MIGRATIONS.map((migration) => migration.version)
     expect(new Set(versions).size).toBe(versions.length)
+  })
+
+  it("run a step numbered below the file's version where its probe finds it missing, once", () => {
+    const path = tempDb()
+    const old = new Database(path)
+    const late = MIGRATIONS.find((migration) => migration.missing !== undefined)
+    expect(late).toBeDefined()
+    // A file made before that step existed, when the directory's step 20 was the last one shipped.
+    migrate(
+      old,
+      MIGRATIONS.filter((migration) => migration !== late && migration.version <= 20),
+    )
+    expect(schemaVersion(old)).toBeGreaterThan(late?.version ?? 0)
+    expect(
+      old
+        .prepare(late?.missing ?? '')
+        .pluck()
+        .get(),
+    ).toBe(1)
+    old.close()
+    const store = openStore({ db: path })
+    expect(
+      store.db
+        .prepare(late?.missing ?? '')
+        .pluck()
+        .get(),
+    ).toBe(0)
+    expect(schemaVersion(store.db)).toBe(latest)
+    expect(migrate(store.db)).toBe(0)
+    store.close()
   })
 
   it('name the live file after the main one', () => {

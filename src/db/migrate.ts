@@ -10,6 +10,11 @@ export interface Migration {
    * only. ATTACH cannot run inside a transaction, so migrate() attaches before the step's BEGIN.
    */
   attachLive?: boolean
+  /**
+   * SQL answering 1 while this step's change is not in the file. Only for a step numbered below one already
+   * shipped: files made in between are past its number, and without this it would never run on them.
+   */
+  missing?: string
 }
 
 export interface MigrateOptions {
@@ -18,8 +23,9 @@ export interface MigrateOptions {
 }
 
 /**
- * Applies every migration above the file's `user_version`, each in its own IMMEDIATE transaction so that
- * two processes opening a fresh file at once apply each step exactly once.
+ * Applies every migration above the file's `user_version` (and any at or below it whose `missing` probe
+ * answers 1), each in its own IMMEDIATE transaction so that two processes opening a fresh file at once apply
+ * each step exactly once.
  */
 export function migrate(
   db: Database.Database,
@@ -28,14 +34,16 @@ export function migrate(
 ): number {
   const ordered = [...migrations].sort((a, b) => a.version - b.version)
   let applied = 0
+  const due = (migration: Migration) =>
+    schemaVersion(db) < migration.version ||
+    (migration.missing !== undefined && db.prepare(migration.missing).pluck().get() === 1)
   for (const migration of ordered) {
     // Cheap test outside the lock; the step tests again inside it, where it counts.
-    if (schemaVersion(db) >= migration.version) continue
+    if (!due(migration)) continue
     const step = db.transaction(() => {
-      const current = db.pragma('user_version', { simple: true }) as number
-      if (current >= migration.version) return false
+      if (!due(migration)) return false
       db.exec(migration.sql)
-      db.pragma(`user_version = ${migration.version}`)
+      if (schemaVersion(db) < migration.version) db.pragma(`user_version = ${migration.version}`)
       return true
     })
     if (migration.attachLive) {

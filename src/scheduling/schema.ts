@@ -89,6 +89,8 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
   {
     version: 5,
     name: 'scheduling-slot-parts',
+    // Numbered after files at 31 had shipped: those run it when they lack its column.
+    missing: "SELECT count(*) = 0 FROM pragma_table_info('publishers') WHERE name = 'slot_part'",
     // Slots in start order were one index over every publisher, so each sync's rows landed all over it and
     // its commit rewrote most of that index: syncs slowed with every publisher already stored. Each sync now
     // writes a part of its own (a number from one counter: the highest part + 1), the start-ordered index
