@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,6 +10,7 @@ import { createOrganization } from '../src/accounts/orgs.js'
 import { resolveConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/open.js'
 import { importDirectory } from '../src/directory/importer.js'
+import { resolveSources } from '../src/directory/sources.js'
 import { startServer } from '../src/http/server.js'
 import {
   type DirectoryScale,
@@ -41,7 +43,9 @@ function scaled(factor: number): DirectoryScale {
 /**
  * Import speed, peak RSS and database size for a generated national-size release, then sequential query
  * latency over loopback HTTP for the directory's hot searches, against the cheapest keyed endpoint as floor.
- * Usage: npm run bench -- directory [--scale 1] [--queries 400] [--keep]
+ * The release is written to NDJSON files first and imported from them, as `svc import directory <dir>` does;
+ * `--source stream` imports the generator's streams instead, its CPU then counting in the import's.
+ * Usage: npm run bench -- directory [--scale 1] [--queries 400] [--source files|stream] [--keep]
  */
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -49,14 +53,34 @@ export async function run(args: string[]): Promise<void> {
     options: {
       scale: { type: 'string', default: '1' },
       queries: { type: 'string', default: String(QUERIES) },
+      source: { type: 'string', default: 'files' },
       keep: { type: 'boolean', default: false },
     },
   })
+  if (values.source !== 'files' && values.source !== 'stream') throw new Error('--source is files or stream')
   const scale = scaled(Number(values.scale))
   const queries = Number(values.queries)
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-directory-'))
   const dbPath = join(dir, 'svc.db')
-  console.log(`Generating and importing ${JSON.stringify(scale)} into ${dbPath}`)
+  let sources = generatedRelease(PLAN_NET, scale)
+  if (values.source === 'files') {
+    const input = join(dir, 'input')
+    console.log(`Generating ${JSON.stringify(scale)} into ${input}`)
+    // In a process of its own (the loader flags tsx runs this one with included): the generator's garbage
+    // stays out of the import's RSS.
+    execFileSync(
+      process.execPath,
+      [
+        ...process.execArgv,
+        fileURLToPath(new URL('./lib/writeDirectoryFiles.ts', import.meta.url)),
+        input,
+        JSON.stringify(scale),
+      ],
+      { stdio: 'inherit' },
+    )
+    sources = await resolveSources([input])
+  }
+  console.log(`Importing into ${dbPath}`)
 
   const db = openDatabase(dbPath)
   const rssBefore = process.memoryUsage().rss
@@ -66,7 +90,7 @@ export async function run(args: string[]): Promise<void> {
   }, 100)
   const started = performance.now()
   const cpuBefore = process.cpuUsage()
-  const summary = await importDirectory(db, generatedRelease(PLAN_NET, scale), {
+  const summary = await importDirectory(db, sources, {
     onProgress: ({ records }) => {
       if (records % 500_000 === 0)
         console.log(
@@ -75,21 +99,18 @@ export async function run(args: string[]): Promise<void> {
     },
   })
   const seconds = (performance.now() - started) / 1000
-  // CPU seconds of every thread of the process (generator included): steadier than wall time on a shared machine.
+  // CPU seconds of every thread of the process (generator included with --source stream): steadier than wall
+  // time on a shared machine.
   const cpu = process.cpuUsage(cpuBefore)
   clearInterval(sampler)
   peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1024)
   createOrganization(db, { slug: 'bench', name: 'Bench', plan: 'scale' })
   const { key } = createKey(db, { org: 'bench' })
   db.close()
-  const size = (suffix: string) => {
-    try {
-      return statSync(`${dbPath}${suffix}`).size
-    } catch {
-      return 0
-    }
-  }
-  const dbBytes = size('') + size('-wal')
+  // The main file, its WAL and the release file; the input and the live file's few pages are not counted.
+  const dbBytes = readdirSync(dir)
+    .filter((name) => name.startsWith('svc.') && !name.startsWith('svc.live') && !name.endsWith('-shm'))
+    .reduce((bytes, name) => bytes + statSync(join(dir, name)).size, 0)
   const rate = summary.imported / seconds
 
   const server = await startServer(resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)

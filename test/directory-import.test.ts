@@ -1,13 +1,15 @@
 import { once } from 'node:events'
 import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { Readable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ImportError, importDirectory } from '../src/directory/importer.js'
-import { resolveSources } from '../src/directory/sources.js'
+import { releaseFileName } from '../src/directory/releases.js'
+import { linesOf, resolveSources } from '../src/directory/sources.js'
 import { runCli } from './support/cli.js'
 import { fixture, PLAN_NET } from './support/directory.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
@@ -23,10 +25,12 @@ afterAll(() => t.close())
 
 const get = (path: string) => t.get(`${BASE}/${path}`, bearer(t.key))
 const importInto = async (inputs: string[]) => importDirectory(t.server.db, await resolveSources(inputs))
-const staging = () =>
-  t.server.db
-    .prepare("SELECT name FROM sqlite_schema WHERE name LIKE '%\\_\\_r%' ESCAPE '\\' AND type = 'table'")
-    .all()
+const releaseFiles = () => readdirSync(t.dir).filter((name) => /\.directory-\d+\.db/.test(name))
+const activeFile = () =>
+  releaseFileName(
+    t.dbPath,
+    t.server.db.prepare("SELECT id FROM directory_releases WHERE state = 'active'").pluck().get() as number,
+  )
 
 describe('svc import directory', () => {
   it('imports the Plan-Net release from the CLI with a summary per resource type', async () => {
@@ -83,6 +87,12 @@ describe('svc import directory', () => {
     ])
     expect((await get(`Organization/${orgs[0].id}`)).json).toEqual(orgs[0])
     expect((await get(`Practitioner/${JSON.parse(lines[2] as string).id}`)).status).toBe(200)
+    // The duplicate left no search rows behind: its practitioner is found once by NPI and once by name.
+    const kept = JSON.parse(duplicate)
+    const byNpi = await get(`Practitioner?identifier=${kept.identifier[0].value}`)
+    expect(byNpi.json.entry.map((entry: any) => entry.resource)).toEqual([kept])
+    const byName = await get(`Practitioner?family=${encodeURIComponent(kept.name[0].family)}&_count=100`)
+    expect(byName.json.entry.filter((entry: any) => entry.resource.id === kept.id)).toHaveLength(1)
   })
 
   it('replaces the previous release whole, and a cursor of the old release no longer pages', async () => {
@@ -97,7 +107,7 @@ describe('svc import directory', () => {
     expect(stale.json.issue[0].expression).toEqual(['page'])
   })
 
-  it('keeps the previous release when a source fails midway, leaving no staging tables behind', async () => {
+  it('keeps the previous release when a source fails midway, leaving no file of the failed one behind', async () => {
     await importInto([PLAN_NET])
     const before = (await get('OrganizationAffiliation?network=plannet-network-HPID010000&_summary=count'))
       .json.total
@@ -124,7 +134,7 @@ describe('svc import directory', () => {
       (await get('OrganizationAffiliation?network=plannet-network-HPID010000&_summary=count')).json.total,
     ).toBe(before)
     expect((await get('Practitioner?name=a')).json.entry.length).toBeGreaterThan(0)
-    expect(staging()).toEqual([])
+    expect(releaseFiles()).toEqual([activeFile()])
     const states = t.server.db
       .prepare('SELECT state FROM directory_releases ORDER BY id DESC LIMIT 3')
       .pluck()
@@ -132,7 +142,7 @@ describe('svc import directory', () => {
     expect(states).toEqual(['failed', 'failed', 'active'])
   })
 
-  it('commits in batches checkpointed as it goes: same answers, and the WAL stays a fraction of the release', async () => {
+  it("writes the release in batches to a file of its own: same answers, and the main file's WAL stays small", async () => {
     const queries = [
       'Practitioner?name=a&_count=100',
       'Practitioner?family=sm',
@@ -146,12 +156,13 @@ describe('svc import directory', () => {
     const batched = await Promise.all(queries.map(async (query) => (await get(query)).json.entry))
     expect(batched).toEqual(whole)
     expect(whole.map((entries) => entries.length)).toEqual([100, 4, 95])
-    // Without the checkpoints under way the WAL would hold the whole release (about 12 MB).
+    // The main file records the release; the resources (about 12 MB of them) went to the release file.
     const release = readdirSync(PLAN_NET).reduce(
       (bytes, name) => bytes + statSync(join(PLAN_NET, name)).size,
       0,
     )
-    expect(statSync(`${t.dbPath}-wal`).size).toBeLessThan(release / 4)
+    expect(statSync(`${t.dbPath}-wal`).size).toBeLessThan(release / 50)
+    expect(statSync(join(t.dir, activeFile())).size).toBeGreaterThan(release / 2)
   })
 
   it('imports from http(s) URLs', async () => {
@@ -167,6 +178,31 @@ describe('svc import directory', () => {
       expect(summary.types.Organization.imported).toBe(fixture('Organization').length)
     } finally {
       server.close()
+    }
+  })
+})
+
+describe('linesOf', () => {
+  it('gives every line with its number and exact bytes, however the stream is cut', async () => {
+    const text = '\uFEFF{"a":1}\r\n\n{"b":"é ü"}\n  \r\n{"c":"' + 'x'.repeat(300) + '"}'
+    const bytes = Buffer.from(text)
+    const expected = [
+      [1, '{"a":1}'],
+      [2, ''],
+      [3, '{"b":"é ü"}'],
+      [4, '  '],
+      [5, `{"c":"${'x'.repeat(300)}"}`],
+    ]
+    for (const size of [1, 2, 3, 7, 64, bytes.length]) {
+      const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) =>
+        bytes.subarray(i * size, (i + 1) * size),
+      )
+      const lines: [number, string][] = []
+      for await (const { first, data, bounds } of linesOf(Readable.from(chunks))) {
+        for (let at = 0; at < bounds.length; at += 2)
+          lines.push([first + at / 2, data.toString('utf8', bounds[at], bounds[at + 1])])
+      }
+      expect(lines, `chunks of ${size}`).toEqual(expected)
     }
   })
 })

@@ -17,24 +17,28 @@ const objects = (value: unknown): Json[] =>
 const text = (value: unknown): string[] =>
   list(value).filter((item): item is string => typeof item === 'string')
 
+const referencePatterns = new Map<string, RegExp>()
+
 /** The id a Reference points at when it names `type` (relative, absolute or versioned). */
 export function referencedId(reference: unknown, type: string): string | undefined {
   const value = (reference as Json | undefined)?.reference
   if (typeof value !== 'string') return undefined
-  const match = new RegExp(`(?:^|/)${type}/([A-Za-z0-9\\-.]{1,64})(?:/_history/[^/]*)?$`).exec(value)
-  return match?.[1]
+  let pattern = referencePatterns.get(type)
+  if (!pattern) {
+    pattern = new RegExp(`(?:^|/)${type}/([A-Za-z0-9\\-.]{1,64})(?:/_history/[^/]*)?$`)
+    referencePatterns.set(type, pattern)
+  }
+  return pattern.exec(value)?.[1]
 }
 
+/** Each row once: a resource has a handful, so a scan beats building a key per row for a Set. */
 class Collector {
   readonly rows: SearchRows = { tokens: [], refs: [] }
-  readonly #seen = new Set<string>()
 
   token(param: number, system: unknown, code: unknown): void {
     if (typeof code !== 'string' || code === '') return
     const sys = typeof system === 'string' ? system : ''
-    const key = `t${param}\u0000${sys}\u0000${code}`
-    if (this.#seen.has(key)) return
-    this.#seen.add(key)
+    if (this.rows.tokens.some(([p, s, c]) => p === param && s === sys && c === code)) return
     this.rows.tokens.push([param, sys, code])
   }
 
@@ -52,9 +56,7 @@ class Collector {
     for (const reference of objects(references)) {
       const target = referencedId(reference, type)
       if (target === undefined) continue
-      const key = `r${param}\u0000${target}`
-      if (this.#seen.has(key)) continue
-      this.#seen.add(key)
+      if (this.rows.refs.some(([p, t]) => p === param && t === target)) continue
       this.rows.refs.push([param, target])
     }
   }

@@ -1,17 +1,9 @@
-import type Database from 'better-sqlite3'
-import { CheckpointThread } from '../db/checkpointer.js'
+import { rmSync } from 'node:fs'
 import type { Db } from '../db/open.js'
-import { deriveSearchRows } from './derive.js'
-import {
-  DIRECTORY_TYPES,
-  type DirectoryType,
-  ID_PATTERN,
-  isDirectoryType,
-  NAME_COLUMNS,
-  type NamedType,
-  nameTable,
-} from './model.js'
-import { RELEASE_TABLES, releaseIndexesSql, releaseTablesSql } from './schema.js'
+import { DIRECTORY_TYPES, type DirectoryType, ID_PATTERN, isDirectoryType } from './model.js'
+import { releaseFileName, releasePath } from './releases.js'
+import { ReleaseWriter } from './releaseWriter.js'
+import { RELEASE_TABLES } from './schema.js'
 import { decoded, type ImportSource, linesOf, SourceError } from './sources.js'
 
 export interface ImportProblem {
@@ -36,7 +28,7 @@ export interface ImportSummary {
   ignored: Record<string, number>
   imported: number
   skipped: number
-  /** The first MAX_KEPT_PROBLEMS problems; `skipped` counts them all. */
+  /** The first MAX_KEPT_PROBLEMS problems found, in source and line order; `skipped` counts them all. */
   problems: ImportProblem[]
   durationMs: number
 }
@@ -44,7 +36,7 @@ export interface ImportSummary {
 export interface ImportOptions {
   onProblem?: (problem: ImportProblem) => void
   onProgress?: (progress: ImportProgress) => void
-  /** Records between commits of the staging tables (the live release is untouched until the end). */
+  /** Records per batch handed to the thread that writes the release file. */
   batchSize?: number
   now?: () => number
 }
@@ -54,10 +46,7 @@ export class ImportError extends Error {
 }
 
 const MAX_KEPT_PROBLEMS = 1000
-const IMPORT_CACHE_KIB = 64 * 1024
 const PROGRESS_EVERY = 20_000
-/** Commits between waits for a whole checkpoint, after which the WAL restarts: it holds at most this many. */
-const COMMITS_PER_WAL = 5
 
 /** Whose process is alive: a loading release of a dead process is debris to clear, not an import to wait for. */
 function alive(pid: number | null): boolean {
@@ -70,48 +59,34 @@ function alive(pid: number | null): boolean {
   }
 }
 
-function dropStaging(db: Db, release: number): void {
-  const suffix = `__r${release}`
-  for (const table of RELEASE_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}${suffix}`)
+/** Files of releases no longer served. Where one is still open (Windows), a later import tries again. */
+function removeOldFiles(db: Db): void {
+  const files = db
+    .prepare("SELECT file FROM directory_releases WHERE file IS NOT NULL AND state IN ('replaced', 'failed')")
+    .pluck()
+    .all() as string[]
+  for (const file of files) {
+    try {
+      rmSync(releasePath(db.name, file), { force: true })
+    } catch {
+      // kept for the next import
+    }
+  }
 }
 
+/** Imports that died midway: their release goes to failed and its file (or, before files, tables) away. */
 function clearDebris(db: Db): void {
-  const loading = db.prepare("SELECT id, pid FROM directory_releases WHERE state = 'loading'").all() as {
-    id: number
-    pid: number | null
-  }[]
+  const loading = db
+    .prepare("SELECT id, pid, file FROM directory_releases WHERE state = 'loading'")
+    .all() as { id: number; pid: number | null; file: string | null }[]
   for (const release of loading) {
     if (release.pid !== process.pid && alive(release.pid)) continue
-    dropStaging(db, release.id)
+    if (release.file === null) {
+      for (const table of RELEASE_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}__r${release.id}`)
+    }
     db.prepare("UPDATE directory_releases SET state = 'failed' WHERE id = ?").run(release.id)
   }
-}
-
-/** Prepared inserts into one release's staging tables. */
-function stagingWriter(db: Db, suffix: string) {
-  const resource = db.prepare(`INSERT OR IGNORE INTO dir_resource${suffix} (type, id, json) VALUES (?, ?, ?)`)
-  const token = db.prepare(`INSERT INTO dir_token${suffix} (param, system, code, rid) VALUES (?, ?, ?, ?)`)
-  const ref = db.prepare(`INSERT INTO dir_ref${suffix} (param, target, rid) VALUES (?, ?, ?)`)
-  const names = new Map<string, Database.Statement>()
-  for (const [type, columns] of Object.entries(NAME_COLUMNS) as [NamedType, readonly string[]][]) {
-    names.set(
-      type,
-      db.prepare(
-        `INSERT INTO ${nameTable(type)}${suffix} (rowid, ${columns.join(', ')}) VALUES (?, ${columns.map(() => '?').join(', ')})`,
-      ),
-    )
-  }
-  /** Stores one resource and its search rows; false when the release already holds that type and id. */
-  return (type: DirectoryType, id: string, json: string, parsed: Record<string, unknown>): boolean => {
-    const inserted = resource.run(type, id, json)
-    if (inserted.changes === 0) return false
-    const rid = inserted.lastInsertRowid
-    const rows = deriveSearchRows(type, parsed)
-    for (const [param, system, code] of rows.tokens) token.run(param, system, code, rid)
-    for (const [param, target] of rows.refs) ref.run(param, target, rid)
-    if (rows.names) names.get(type)?.run(rid, ...rows.names)
-    return true
-  }
+  removeOldFiles(db)
 }
 
 /** A record as the source gives it: validated, typed, or the reason it is skipped. */
@@ -136,9 +111,9 @@ function check(parsed: unknown): Checked {
 }
 
 /**
- * Imports one directory release from its sources. Records stream into staging tables (committed in
- * batches, so memory stays flat and the server keeps its write lock turns); the release replaces the live
- * one in a single transaction at the end. Any failure of a source leaves the previous release serving.
+ * Imports one directory release from its sources into a new file of its own, then makes it the live one in a
+ * single commit of the main file. This thread reads, parses and derives; a second one writes the file (see
+ * BulkLoader), so each has a core. Any failure leaves the previous release serving and removes the new file.
  */
 export async function importDirectory(
   db: Db,
@@ -147,139 +122,148 @@ export async function importDirectory(
 ): Promise<ImportSummary> {
   const now = options.now ?? Date.now
   const started = now()
-  const batchSize = options.batchSize ?? 10_000
   clearDebris(db)
-  // A larger page cache keeps the (type, id) index and FTS segments in memory between commits; bounded,
-  // so memory stays flat whatever the release size.
-  const cacheSize = db.pragma('cache_size', { simple: true })
-  db.pragma(`cache_size = -${IMPORT_CACHE_KIB}`)
-  const release = Number(
-    db
-      .prepare("INSERT INTO directory_releases (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)")
-      .run(process.pid, new Date(started).toISOString(), JSON.stringify(sources.map((source) => source.name)))
-      .lastInsertRowid,
-  )
-  const suffix = `__r${release}`
+  const release = db
+    .transaction(() => {
+      const id = Number(
+        db
+          .prepare(
+            "INSERT INTO directory_releases (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)",
+          )
+          .run(
+            process.pid,
+            new Date(started).toISOString(),
+            JSON.stringify(sources.map((source) => source.name)),
+          ).lastInsertRowid,
+      )
+      db.prepare('UPDATE directory_releases SET file = ? WHERE id = ?').run(releaseFileName(db.name, id), id)
+      return id
+    })
+    .immediate()
   const types = Object.fromEntries(
     DIRECTORY_TYPES.map((type) => [type, { imported: 0, skipped: 0 }]),
   ) as ImportSummary['types']
   const ignored: Record<string, number> = {}
-  const problems: ImportProblem[] = []
+  const problems: (ImportProblem & { order: number })[] = []
+  const sourceOrder = new Map(sources.map((source, index) => [source.name, index]))
   let skipped = 0
   let imported = 0
   let records = 0
-  let pending = 0
-  let commits = 0
 
   const problem = (source: string, line: number, message: string, type?: DirectoryType) => {
     skipped++
     if (type) types[type].skipped++
     const found = { source, line, message }
-    if (problems.length < MAX_KEPT_PROBLEMS) problems.push(found)
+    if (problems.length < MAX_KEPT_PROBLEMS) problems.push({ ...found, order: sourceOrder.get(source) ?? 0 })
     options.onProblem?.(found)
   }
 
-  // Copying the staging pages from the WAL into the file costs about as much as writing them: a thread of its
-  // own does it while this one writes the next batch, instead of this connection stopping at each commit.
-  const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true })
-  const checkpoints =
-    db.pragma('journal_mode', { simple: true }) === 'wal' ? new CheckpointThread(db.name) : undefined
-  if (checkpoints) db.pragma('wal_autocheckpoint = 0')
+  const writer = new ReleaseWriter(
+    releasePath(db.name, releaseFileName(db.name, release)),
+    options.batchSize ?? 2_000,
+  )
   try {
-    db.exec(releaseTablesSql(suffix, release))
-    const write = stagingWriter(db, suffix)
-    const take = (source: string, line: number, json: string, parsed: unknown) => {
+    /**
+     * One record, its text being `data[start, end)` (parsed here unless given); a promise to await before the
+     * next when the writer is behind.
+     */
+    const take: Take = (source, line, data, start, end, given) => {
       records++
+      let parsed = given
+      if (parsed === undefined) {
+        try {
+          parsed = JSON.parse(data.toString('utf8', start, end))
+        } catch (error) {
+          problem(source, line, `not valid JSON (${(error as Error).message})`)
+          return undefined
+        }
+      }
       const checked = check(parsed)
-      if (checked.kind === 'bad') return problem(source, line, checked.message)
+      if (checked.kind === 'bad') {
+        problem(source, line, checked.message)
+        return undefined
+      }
       if (checked.kind === 'ignored') {
         ignored[checked.type] = (ignored[checked.type] ?? 0) + 1
-        return
-      }
-      if (!write(checked.type, checked.id, json, checked.parsed)) {
-        return problem(
-          source,
-          line,
-          `duplicate ${checked.type}/${checked.id}: the release already holds it`,
-          checked.type,
-        )
+        return undefined
       }
       imported++
       types[checked.type].imported++
-      pending++
-    }
-    /** Commits the batch once full; every few commits waits for the checkpoint, so the WAL stays small. */
-    const commitFull = async () => {
-      if (pending < batchSize) return
-      db.exec('COMMIT')
-      pending = 0
-      if (++commits % COMMITS_PER_WAL === 0) await checkpoints?.complete()
-      else checkpoints?.start()
-      db.exec('BEGIN')
+      return writer.add(
+        checked.type,
+        checked.id,
+        checked.parsed,
+        { source: sourceOrder.get(source) ?? 0, line },
+        { data, start, end },
+      )
     }
 
-    db.exec('BEGIN')
     for (const source of sources) {
       const stream = await decoded(await source.open())
       const report = () => options.onProgress?.({ source: source.name, records, imported, skipped })
       if (source.format === 'json') {
-        await readDocument(stream, source.name, take, problem, commitFull)
+        await readDocument(stream, source.name, take, problem)
       } else {
-        for await (const batch of linesOf(stream)) {
-          for (const [index, line] of batch.lines.entries()) {
-            if (line.trim() === '') continue
-            let parsed: unknown
-            try {
-              parsed = JSON.parse(line)
-            } catch (error) {
-              problem(source.name, batch.first + index, `not valid JSON (${(error as Error).message})`)
-              continue
-            }
-            take(source.name, batch.first + index, line, parsed)
+        for await (const { first, data, bounds } of linesOf(stream)) {
+          for (let at = 0; at < bounds.length; at += 2) {
+            const start = bounds[at] as number
+            const end = bounds[at + 1] as number
+            if (isBlank(data, start, end)) continue
+            const behind = take(source.name, first + at / 2, data, start, end)
+            if (behind) await behind
             if (records % PROGRESS_EVERY === 0) report()
           }
-          await commitFull()
         }
       }
       report()
     }
-    db.exec('COMMIT')
-    await checkpoints?.complete()
     if (imported === 0) throw new ImportError('The sources hold no directory resources; nothing changed')
-    db.exec(releaseIndexesSql(suffix, release))
+    await writer.finish((duplicate) => {
+      imported--
+      types[duplicate.type].imported--
+      problem(
+        (sources[duplicate.source] as ImportSource).name,
+        duplicate.line,
+        `duplicate ${duplicate.type}/${duplicate.id}: the release already holds it`,
+        duplicate.type,
+      )
+    })
 
+    problems.sort((a, b) => a.order - b.order || a.line - b.line)
     const summary: ImportSummary = {
       release,
       types,
       ignored,
       imported,
       skipped,
-      problems,
+      problems: problems.map(({ order: _, ...found }) => found),
       durationMs: now() - started,
     }
     goLive(db, release, summary, now)
+    removeOldFiles(db)
     return summary
   } catch (error) {
-    if (db.inTransaction) db.exec('ROLLBACK')
-    dropStaging(db, release)
-    db.prepare("UPDATE directory_releases SET state = 'failed', finished_at = ? WHERE id = ?").run(
-      new Date(now()).toISOString(),
-      release,
-    )
+    await writer.abort()
+    try {
+      db.prepare("UPDATE directory_releases SET state = 'failed', finished_at = ? WHERE id = ?").run(
+        new Date(now()).toISOString(),
+        release,
+      )
+    } catch {
+      // The main file is locked (what failed may be going live): the next import clears it as debris.
+    }
     if (error instanceof ImportError || error instanceof SourceError) throw error
     throw new ImportError(`Import failed, the previous directory is kept: ${(error as Error).message}`)
-  } finally {
-    await checkpoints?.close()
-    db.pragma(`wal_autocheckpoint = ${autocheckpoint}`)
-    db.pragma(`cache_size = ${cacheSize}`)
   }
 }
 
-/** One transaction: the old live tables go, the staging ones take their names. Readers see one or the other. */
+/**
+ * One commit of the main file names the new release active; every reader attaches its file from then on
+ * (see store.ts). Tables of a release imported before releases had files of their own go with it.
+ */
 function goLive(db: Db, release: number, summary: ImportSummary, now: () => number): void {
   db.transaction(() => {
-    for (const table of RELEASE_TABLES) db.exec(`DROP TABLE ${table}`)
-    for (const table of RELEASE_TABLES) db.exec(`ALTER TABLE ${table}__r${release} RENAME TO ${table}`)
+    for (const table of RELEASE_TABLES) db.exec(`DROP TABLE IF EXISTS main.${table}`)
     db.prepare("UPDATE directory_releases SET state = 'replaced' WHERE state = 'active'").run()
     db.prepare(
       "UPDATE directory_releases SET state = 'active', finished_at = ?, summary = ? WHERE id = ?",
@@ -291,32 +275,50 @@ function goLive(db: Db, release: number, summary: ImportSummary, now: () => numb
   }).immediate()
 }
 
+type Take = (
+  source: string,
+  line: number,
+  data: Buffer,
+  start: number,
+  end: number,
+  parsed?: unknown,
+) => Promise<void> | undefined
+
+/** Spaces, tabs and CRs only (a blank line of NDJSON, skipped). */
+function isBlank(data: Buffer, start: number, end: number): boolean {
+  for (let at = start; at < end; at++) {
+    const byte = data[at]
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false
+  }
+  return true
+}
+
 /** A whole JSON document: one resource, or a Bundle whose entries' resources are taken (numbered from 1). */
 async function readDocument(
   stream: AsyncIterable<Buffer>,
   source: string,
-  take: (source: string, line: number, json: string, parsed: unknown) => void,
+  take: Take,
   problem: (source: string, line: number, message: string) => void,
-  commitFull: () => Promise<void>,
 ): Promise<void> {
   const chunks: Buffer[] = []
   for await (const chunk of stream) chunks.push(chunk)
+  const whole = Buffer.concat(chunks)
   let document: unknown
   try {
-    document = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    document = JSON.parse(whole.toString('utf8'))
   } catch (error) {
     throw new SourceError(`${source}: not a valid JSON document (${(error as Error).message})`)
   }
   const bundle = document as { resourceType?: unknown; entry?: unknown }
-  if (bundle?.resourceType !== 'Bundle') {
-    take(source, 1, JSON.stringify(document), document)
-    return
-  }
+  if (bundle?.resourceType !== 'Bundle') return take(source, 1, whole, 0, whole.length, document)
   const entries = Array.isArray(bundle.entry) ? bundle.entry : []
   for (const [index, entry] of entries.entries()) {
     const resource = (entry as { resource?: unknown } | null)?.resource
-    if (resource === undefined) problem(source, index + 1, 'Bundle entry without a resource')
-    else take(source, index + 1, JSON.stringify(resource), resource)
-    await commitFull()
+    if (resource === undefined) {
+      problem(source, index + 1, 'Bundle entry without a resource')
+      continue
+    }
+    const json = Buffer.from(JSON.stringify(resource))
+    await take(source, index + 1, json, 0, json.length, resource)
   }
 }

@@ -155,7 +155,7 @@ export class LocalDirectory implements DirectorySource {
   }
 
   async read(type: DirectoryType, id: string): Promise<Resource | undefined> {
-    return this.#store.read(type, id)
+    return this.#store.snapshot(() => this.#store.read(type, id))
   }
 
   async search(

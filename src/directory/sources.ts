@@ -24,7 +24,12 @@ const formatOf = (name: string): 'ndjson' | 'json' =>
   /\.json(\.gz|\.zst)?$/i.test(name.replace(/[?#].*$/, '')) ? 'json' : 'ndjson'
 
 function fileSource(path: string): ImportSource {
-  return { name: path, format: formatOf(path), open: async () => createReadStream(path) }
+  // 1 MiB reads: a 7-million-line file in a few thousand reads rather than 100,000
+  return {
+    name: path,
+    format: formatOf(path),
+    open: async () => createReadStream(path, { highWaterMark: 1 << 20 }),
+  }
 }
 
 /** Bulk-download hosts redirect to storage; a stalled transfer fails after a minute, not never. */
@@ -121,26 +126,52 @@ export async function decoded(raw: Readable): Promise<Readable> {
   return decoder ? pipeline(whole, decoder, () => undefined) : whole
 }
 
-/** Batches of lines as they stream in, with the 1-based number of the first; flat memory whatever the size. */
-export async function* linesOf(stream: Readable): AsyncGenerator<{ first: number; lines: string[] }> {
+/** Byte ranges of the complete lines of `data` (line ends and a CR before them left out), and where the rest starts. */
+function lineBounds(data: Buffer): { bounds: number[]; rest: number } {
+  const bounds: number[] = []
+  let start = 0
+  for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
+    bounds.push(start, end > start && data[end - 1] === 13 ? end - 1 : end)
+    start = end + 1
+  }
+  return { bounds, rest: start }
+}
+
+/**
+ * Lines as they stream in, a chunk at a time: the chunk's bytes and each line's byte range in them (line
+ * ends, a CR before them and a leading BOM left out), with the 1-based number of the first line. The importer
+ * decodes each line to parse it and hands its bytes on as they are; memory stays flat whatever the size.
+ */
+export async function* linesOf(
+  stream: Readable,
+): AsyncGenerator<{ first: number; data: Buffer; bounds: number[] }> {
   let rest: Buffer = Buffer.alloc(0)
   let next = 1
-  let bom = true
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    const data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk
-    const lines: string[] = []
-    let start = 0
-    if (bom && data.length >= 3 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) start = 3
-    bom = false
-    for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
-      lines.push(data.toString('utf8', start, end > start && data[end - 1] === 13 ? end - 1 : end))
-      start = end + 1
-    }
-    rest = data.subarray(start)
-    if (lines.length > 0) {
-      yield { first: next, lines }
-      next += lines.length
-    }
+  /** Lines of `data` as found, the first line of the stream without its BOM. */
+  const piece = (data: Buffer, bounds: number[]) => {
+    const start = bounds[0] as number
+    if (next === 1 && data[start] === 0xef && data[start + 1] === 0xbb && data[start + 2] === 0xbf)
+      bounds[0] = Math.min(start + 3, bounds[1] as number)
+    const found = { first: next, data, bounds }
+    next += bounds.length / 2
+    return found
   }
-  if (rest.length > 0) yield { first: next, lines: [rest.toString('utf8')] }
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let data = chunk
+    if (rest.length > 0) {
+      // Only the line that spans two chunks is copied, not the whole chunk.
+      const end = chunk.indexOf(10)
+      if (end === -1) {
+        rest = Buffer.concat([rest, chunk])
+        continue
+      }
+      const spanning = Buffer.concat([rest, chunk.subarray(0, end + 1)])
+      yield piece(spanning, lineBounds(spanning).bounds)
+      data = chunk.subarray(end + 1)
+    }
+    const lines = lineBounds(data)
+    rest = data.subarray(lines.rest)
+    if (lines.bounds.length > 0) yield piece(data, lines.bounds)
+  }
+  if (rest.length > 0) yield piece(rest, [0, rest.length])
 }

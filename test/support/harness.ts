@@ -45,10 +45,13 @@ export async function startTestServer(
     busyTimeoutMs?: number
     upstream?: UpstreamTuning
     batchBudgetMs?: number
+    /** Puts a database file at the path before the server opens it (one made by an earlier version, say). */
+    prepare?: (dbPath: string) => void
   } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const dbPath = join(dir, 'svc.db')
+  options.prepare?.(dbPath)
   const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, options.env ?? {})
   let now = Date.parse(options.now ?? DEFAULT_NOW)
   const server = await startServer(config, () => now, {
