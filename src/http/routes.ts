@@ -190,7 +190,7 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
     // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
-    const answer = await answerRequest(
+    const answer = answerRequest(
       endpoint,
       ctx.path,
       ctx.querystring,
@@ -203,6 +203,6 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       },
       services,
     )
-    render(ctx, answer, services.answers)
+    render(ctx, answer instanceof Promise ? await answer : answer, services.answers)
   }
 }

@@ -34,7 +34,7 @@ function notAcceptable(asked: string): ApiError {
 
 /** Picks the response media type from `_format` (FHIR base only) or Accept; 406 when neither admits JSON. */
 export function negotiate(): Middleware<RequestState> {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const fhir = errorShapeFor(ctx.path) === 'fhir'
     ctx.state.shape = fhir ? 'fhir' : 'problem'
     // Human documentation pages are HTML; browsers' Accept headers must not be refused there.
@@ -58,6 +58,6 @@ export function negotiate(): Middleware<RequestState> {
         ctx.state.mediaType = preferred
       }
     }
-    await next()
+    return next()
   }
 }
