@@ -41,8 +41,8 @@ export function authenticate(deps: {
     })
 
   return (ctx, next) => {
-    if (!requiresKey(ctx.path)) return next()
-    const credential = readCredential(ctx.get('Authorization'), ctx.get('x-api-key'))
+    if (!requiresKey(ctx.request.path)) return next()
+    const credential = readCredential(ctx.request.get('Authorization'), ctx.request.get('x-api-key'))
     if (!credential.sent) {
       throw unauthorized(
         'No API key was sent. Send it as "Authorization: Bearer <API key>" or in the x-api-key header.',
