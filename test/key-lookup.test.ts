@@ -72,4 +72,13 @@ describe('the key owner lookup', () => {
     expect(lookup(mistyped)).toBeUndefined()
     expect(lookup(created.key)?.keyId).toBe(created.id)
   })
+
+  it('refuses a key of the wrong shape without touching the store, readable or not', () => {
+    const created = createKey(admin.db, { org: 'acme' })
+    const lookup = keyOwnerLookup(serving.db)
+    serving.db.close()
+    expect(lookup(`${created.key.slice(0, -1)}!`)).toBeUndefined()
+    expect(lookup('svc_sk_short')).toBeUndefined()
+    expect(() => lookup(created.key)).toThrow()
+  })
 })

@@ -89,7 +89,7 @@ const REMEMBERED_KEYS = 10_000
  * as the main database changes (src/db/changes.ts): a revocation by `svc keys revoke` in another process or
  * a plan change refuses every request read from the network in a later event-loop turn than its commit.
  * Requests read in the same turn were already on the wire when it committed. A key that is not well-formed
- * (keyFormat.ts) is not found, without a store read; a remembered one was, so it is not checked again.
+ * (keyFormat.ts) is not found, without touching the store; a remembered one was, so it is not checked again.
  */
 export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const statement = db.prepare(
@@ -101,6 +101,8 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const remembered = new Map<string, KeyOwner>()
   let seenGeneration = -1
   return (key) => {
+    // Its shape first, so that a mistyped key touches no file; a key remembered was well-formed.
+    if (!remembered.has(key) && checkKeyShape(key) !== 'well-formed') return undefined
     const generation = changeGeneration(db)
     if (generation !== seenGeneration) {
       remembered.clear()
@@ -109,7 +111,6 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
     if (remembered.size >= REMEMBERED_KEYS) remembered.clear()
     const known = remembered.get(key)
     if (known) return known
-    if (checkKeyShape(key) !== 'well-formed') return undefined
     const row = statement.get(hashSecret(key)) as
       | (Omit<KeyOwner, 'plan'> & {
           planId: string
