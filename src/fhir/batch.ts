@@ -4,7 +4,7 @@ import type { Services } from '../api/endpoint.js'
 import type { PreparedAnswer } from '../http/answerCache.js'
 import { isStoreUnavailable } from '../db/open.js'
 import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
-import { JsonText, toJson } from '../http/json.js'
+import { SplicedJson } from '../http/json.js'
 import { storeUnavailable } from '../http/middleware/renderErrors.js'
 import { answerRequest, methodNotAllowed, notFound } from '../http/routes.js'
 
@@ -44,9 +44,21 @@ function readBundle(body: unknown): BatchEntry[] {
   return entries as BatchEntry[]
 }
 
-type EntryResult = { status: number; resource: unknown }
+/** An entry's answer: the same request's answer alone, or what refused it before any endpoint ran. */
+type EntryResult = { status: number; answer: PreparedAnswer } | { status: number; resource: unknown }
 
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`.trim()
+
+/** What follows an entry's resource, by status. */
+const entryEnds = new Map<number, string>()
+const entryEnd = (status: number) => {
+  let end = entryEnds.get(status)
+  if (end === undefined) {
+    end = `,"response":{"status":${JSON.stringify(statusLine(status))}}}`
+    entryEnds.set(status, end)
+  }
+  return end
+}
 
 function failure(error: ApiError): EntryResult {
   // Entries have no headers: a throttled source answers 503 and the caller retries after 2 seconds.
@@ -141,10 +153,7 @@ function runEntry(
   }
 }
 
-const answered = (answer: PreparedAnswer): EntryResult => ({
-  status: answer.status,
-  resource: new JsonText(answer.bytes),
-})
+const answered = (answer: PreparedAnswer): EntryResult => ({ status: answer.status, answer })
 
 const refused = (error: unknown): EntryResult =>
   failure(isStoreUnavailable(error) ? storeUnavailable() : toApiError(error))
@@ -158,7 +167,7 @@ export async function runBatch(
   services: Services,
   context: { owner: KeyOwner | undefined; requestId: string },
   budgetMs: number,
-): Promise<JsonText> {
+): Promise<SplicedJson> {
   const entries = readBundle(body)
   // A timer of our own, cleared when the batch is done: AbortSignal.timeout's cannot be, and would hold
   // the batch's promises (every entry's race) in memory for the whole budget after the answer went out.
@@ -191,10 +200,19 @@ export async function runBatch(
   } finally {
     clearTimeout(timer)
   }
-  // Spliced from each entry's text: a remembered answer is serialized already (src/http/json.ts).
-  const entryTexts = results.map((result) => {
-    const resource = result.resource === undefined ? '' : `"resource":${toJson(result.resource)},`
-    return `{${resource}"response":{"status":${JSON.stringify(statusLine(result.status))}}}`
-  })
-  return new JsonText(`{"resourceType":"Bundle","type":"batch-response","entry":[${entryTexts.join(',')}]}`)
+  // Spliced from each entry's bytes: an answer alone is serialized already, and a kept one gzipped once.
+  const pieces: (string | PreparedAnswer)[] = []
+  let text = '{"resourceType":"Bundle","type":"batch-response","entry":['
+  for (const [index, result] of results.entries()) {
+    text += index === 0 ? '{"resource":' : ',{"resource":'
+    if ('answer' in result) {
+      pieces.push(text, result.answer)
+      text = ''
+    } else {
+      text += JSON.stringify(result.resource)
+    }
+    text += entryEnd(result.status)
+  }
+  pieces.push(`${text}]}`)
+  return new SplicedJson(pieces)
 }
