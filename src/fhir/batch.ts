@@ -73,7 +73,29 @@ function entryFailure(status: 400 | 504, message: string, code?: string): EntryR
 const ENTRY_BASE = `http://base${FHIR_BASE}/`
 /** Resolved entry paths kept; past this the oldest is forgotten. */
 const REMEMBERED_PATHS = 1024
-const resolvedPaths = new Map<string, { host: string; pathname: string }>()
+/** Where an entry's path ends, or a character the URL parser strips or encodes. */
+const PATH_END = /[?#\x00-\x20\x7f]/
+const STRIPPED = /[\x00-\x20\x7f]/
+
+/** Why every entry with a path is refused before any endpoint is asked, whatever its method and query. */
+type PathRefusal = 'reconcile' | 'outside' | 'nested' | undefined
+
+interface EntryPath {
+  host: string
+  pathname: string
+  refusal: PathRefusal
+}
+
+const resolvedPaths = new Map<string, EntryPath>()
+
+function entryPath(host: string, pathname: string): EntryPath {
+  let refusal: PathRefusal
+  if (pathname.includes('$reconcile-medications')) refusal = 'reconcile'
+  else if (host !== 'base' || !(pathname === FHIR_BASE || pathname.startsWith(`${FHIR_BASE}/`)))
+    refusal = 'outside'
+  else if (pathname === FHIR_BASE || pathname === `${FHIR_BASE}/`) refusal = 'nested'
+  return { host, pathname, refusal }
+}
 
 /**
  * An entry's URL, resolved against the base like any relative URL. Entries of one batch mostly name the
@@ -81,25 +103,27 @@ const resolvedPaths = new Map<string, { host: string; pathname: string }>()
  * that gives the parameters the whole URL's searchParams would, as long as the URL has no spaces or control
  * characters (which the URL parser strips or encodes); such a URL is parsed whole.
  */
-export function entryTarget(url: string): { host: string; pathname: string; query: string } {
-  const relative = url.replace(/^\/+/, '')
-  if (/[\x00-\x20\x7f]/.test(relative)) {
+export function entryTarget(url: string): EntryPath & { query: string } {
+  const relative = url.charCodeAt(0) === 0x2f ? url.replace(/^\/+/, '') : url
+  const end = relative.search(PATH_END)
+  const stop = end === -1 ? '' : relative[end]
+  const rest = end === -1 ? '' : relative.slice(end + 1)
+  if ((stop !== '' && stop !== '?' && stop !== '#') || STRIPPED.test(rest)) {
     const whole = new URL(relative, ENTRY_BASE)
-    return { host: whole.host, pathname: whole.pathname, query: whole.search.slice(1) }
+    return { ...entryPath(whole.host, whole.pathname), query: whole.search.slice(1) }
   }
-  const end = relative.search(/[?#]/)
   const path = end === -1 ? relative : relative.slice(0, end)
   let resolved = resolvedPaths.get(path)
   if (!resolved) {
     const { host, pathname } = new URL(path, ENTRY_BASE)
-    resolved = { host, pathname }
+    resolved = entryPath(host, pathname)
     if (resolvedPaths.size >= REMEMBERED_PATHS)
       resolvedPaths.delete(resolvedPaths.keys().next().value as string)
     resolvedPaths.set(path, resolved)
   }
-  const query =
-    end !== -1 && relative[end] === '?' ? (relative.slice(end + 1).split('#', 1)[0] as string) : ''
-  return { host: resolved.host, pathname: resolved.pathname, query }
+  const hash = stop === '?' ? rest.indexOf('#') : -1
+  const query = stop !== '?' ? '' : hash === -1 ? rest : rest.slice(0, hash)
+  return { host: resolved.host, pathname: resolved.pathname, refusal: resolved.refusal, query }
 }
 
 /** An entry's result, as soon as it is known: most endpoints answer without waiting on anything. */
@@ -114,20 +138,15 @@ function runEntry(
     return entryFailure(400, 'Each entry needs request.method and a request.url relative to the base')
   }
   const target = entryTarget(url)
-  if (target.pathname.includes('$reconcile-medications')) {
+  if (target.refusal === 'reconcile') {
     return entryFailure(
       400,
       '$reconcile-medications is not allowed inside a batch; call it on its own',
       'not-supported',
     )
   }
-  if (
-    target.host !== 'base' ||
-    !(target.pathname === FHIR_BASE || target.pathname.startsWith(`${FHIR_BASE}/`))
-  ) {
-    return failure(notFound(url))
-  }
-  if (target.pathname.replace(/\/$/, '') === FHIR_BASE) {
+  if (target.refusal === 'outside') return failure(notFound(url))
+  if (target.refusal === 'nested') {
     return entryFailure(400, 'A batch cannot contain another batch', 'not-supported')
   }
   const resolution = services.routes.resolve(method.toUpperCase(), target.pathname)
