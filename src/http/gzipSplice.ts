@@ -5,9 +5,10 @@ import { GZIP_OPTIONS } from './middleware/compressWhenAccepted.js'
  * Gzip made by splicing. Deflate data compressed on its own and ended by a sync flush refers to nothing
  * before it and ends on a byte boundary, so such parts and stored (uncompressed) blocks follow one another
  * into one valid deflate stream (RFC 1951); a gzip member (RFC 1952) wraps it with the CRC-32 and length of
- * the whole. A batch's answer is spliced so from its entries' kept compressed forms: compressing its 100 KB
- * anew costs about 0.8 ms, splicing about 20 µs. Each part compressed alone makes the result about three
- * times larger than the whole compressed at once, still less than half its identity size.
+ * the whole. A batch's answer is spliced so from its entries' kept compressed forms: for 100 lookups about
+ * 50 µs instead of 0.8 ms to compress its 99 KB anew, for 49 KB instead of 13 KB, since each entry is
+ * compressed alone (and the client inflates it in about 0.3 ms instead of 0.07 ms: a dynamic Huffman table
+ * per entry; fixed codes would halve that for a quarter more bytes).
  */
 
 /** No file name, no time, from a Unix system: what zlib writes. */
