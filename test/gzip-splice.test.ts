@@ -1,4 +1,4 @@
-import { gunzipSync, gzipSync } from 'node:zlib'
+import { gunzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { AnswerCache, type PreparedAnswer } from '../src/http/answerCache.js'
 import { deflatedPart, spliceableGzip, spliceGzip } from '../src/http/gzipSplice.js'
@@ -27,34 +27,61 @@ describe('gzip splicing', () => {
 
 describe('AnswerCache.gzip', () => {
   const prepared = (bytes: Buffer): PreparedAnswer => ({ status: 200, headers: {}, bytes })
+  const spliced = (pieces: (string | PreparedAnswer)[]) => {
+    const json = new SplicedJson(pieces)
+    return { json, answer: { ...prepared(json.bytes), splicedFrom: json.splicedFrom } }
+  }
 
-  it('splices an answer made of kept answers from their gzip forms, made once each', () => {
+  it('splices an answer from the gzip forms of kept answers given again, made once each', () => {
     const cache = new AnswerCache(1024 * 1024)
-    const kept = [prepared(json(10)), prepared(json(20))] as const
+    const kept = [prepared(json(10)), prepared(json(20)), prepared(json(15))] as const
     kept.forEach((answer, index) => cache.set(`k${index}`, 1, answer))
+    cache.get('k0', 1, 0)
+    cache.get('k1', 1, 0)
     const fresh = prepared(json(30))
-    const spliced = new SplicedJson(['[', kept[0], ',', fresh, ',', kept[1], ',', kept[0], ']'])
-    const answer: PreparedAnswer = { ...prepared(spliced.bytes), splicedFrom: spliced.splicedFrom }
-    const gzip = cache.gzip(answer) as Buffer
-    expect(gunzipSync(gzip)).toEqual(spliced.bytes)
-    expect(JSON.parse(spliced.bytes.toString())).toEqual(
-      [kept[0], fresh, kept[1], kept[0]].map((part) => JSON.parse(part.bytes.toString())),
+    const { json: whole, answer } = spliced([
+      '[',
+      kept[0],
+      ',',
+      fresh,
+      ',',
+      kept[1],
+      ',',
+      kept[2],
+      ',',
+      kept[0],
+      ']',
+    ])
+    expect(JSON.parse(whole.bytes.toString())).toEqual(
+      [kept[0], fresh, kept[1], kept[2], kept[0]].map((part) => JSON.parse(part.bytes.toString())),
     )
-    // The kept answers' own forms are the ones spliced in, made once.
+    const gzip = cache.gzip(answer) as Buffer
+    expect(gunzipSync(gzip)).toEqual(whole.bytes)
+    // The forms spliced in are those the answers alone are given, made once.
     const first = cache.gzip(kept[0]) as Buffer
     expect(cache.gzip(kept[0])).toBe(first)
     expect(gzip.includes(deflatedPart(first).deflated)).toBe(true)
+    expect(gzip.includes(deflatedPart(cache.gzip(kept[1]) as Buffer).deflated)).toBe(true)
+    // Kept but never given again: stored, its form not made for the splice (made when asked for alone).
+    expect(gzip.includes(kept[2].bytes)).toBe(true)
+    expect(gzip.includes(fresh.bytes)).toBe(true)
     expect(cache.gzip(fresh)).toBeUndefined()
   })
 
-  it('leaves an answer mostly not kept to the compression middleware', () => {
+  it('leaves an answer mostly not compressed alone to the compression middleware', () => {
     const cache = new AnswerCache(1024 * 1024)
     const kept = prepared(json(10))
     cache.set('k', 1, kept)
+    cache.get('k', 1, 0)
     const large = prepared(Buffer.from(JSON.stringify('y'.repeat(20_000))))
-    const spliced = new SplicedJson(['[', kept, ',', large, ']'])
-    expect(cache.gzip({ ...prepared(spliced.bytes), splicedFrom: spliced.splicedFrom })).toBeUndefined()
-    // The whole compressed at once is what such an answer gets instead.
-    expect(gunzipSync(gzipSync(spliced.bytes))).toEqual(spliced.bytes)
+    expect(cache.gzip(spliced(['[', kept, ',', large, ']']).answer)).toBeUndefined()
+    // Kept, but answered once only: not worth compressing alone.
+    const once = prepared(Buffer.from(JSON.stringify('z'.repeat(20_000))))
+    cache.set('once', 1, once)
+    expect(cache.gzip(spliced(['[', kept, ',', once, ']']).answer)).toBeUndefined()
+    cache.get('once', 1, 0)
+    expect(gunzipSync(cache.gzip(spliced(['[', kept, ',', once, ']']).answer) as Buffer).toString()).toBe(
+      `[${kept.bytes},${once.bytes}]`,
+    )
   })
 })

@@ -33,14 +33,23 @@ interface Kept {
   through: number | undefined
   /** Given again since it was kept or last spared: spared once more when its turn to go comes. */
   used: boolean
+  forms: Forms
+}
+
+/** What goes with an answer once kept, as long as someone holds the answer. */
+interface Forms {
+  /** Given again at least once since it was kept. */
+  givenAgain: boolean
+  gzip: Buffer | undefined
 }
 
 /** Kept answers up to this size are gzipped once, on the event loop; larger ones as every answer is. */
 const GZIP_ONCE_MAX_BYTES = 256 * 1024
 
 /**
- * A spliced answer is gzipped from its kept parts' gzip forms when the rest of it (the text between them,
- * the parts not kept) is at most this much, sent stored; past it, it is compressed whole as every answer is.
+ * A spliced answer is gzipped from its parts' gzip forms when the rest of it (the text between them, the
+ * parts not compressed alone) is at most this much, sent stored; past it, it is compressed whole as every
+ * answer is (by the compression middleware, off the event loop).
  */
 const SPLICED_STORED_MAX_BYTES = 16 * 1024
 
@@ -50,7 +59,7 @@ const LARGEST_SHARE = 16
 export class AnswerCache {
   readonly #kept = new Map<string, Kept>()
   /** Every answer ever kept, with its gzip form once made; an answer dropped since goes with its last user. */
-  readonly #everKept = new WeakMap<PreparedAnswer, Buffer | undefined>()
+  readonly #everKept = new WeakMap<PreparedAnswer, Forms>()
   #generation = -1
   #bytes = 0
 
@@ -67,6 +76,7 @@ export class AnswerCache {
       return undefined
     }
     kept.used = true
+    kept.forms.givenAgain = true
     return kept.answer
   }
 
@@ -91,8 +101,12 @@ export class AnswerCache {
         this.#drop(oldestKey, oldest)
       }
     }
-    this.#kept.set(key, { answer, through, used: false })
-    this.#everKept.set(answer, undefined)
+    let forms = this.#everKept.get(answer)
+    if (!forms) {
+      forms = { givenAgain: false, gzip: undefined }
+      this.#everKept.set(answer, forms)
+    }
+    this.#kept.set(key, { answer, through, used: false, forms })
     this.#bytes += size
   }
 
@@ -103,33 +117,36 @@ export class AnswerCache {
    * theirs (src/http/gzipSplice.ts). Undefined for any other answer, or one too large to compress here.
    */
   gzip(answer: PreparedAnswer): Buffer | undefined {
-    if (this.#everKept.has(answer)) return this.#gzipOnce(answer)
+    const forms = this.#everKept.get(answer)
+    if (forms) return this.#gzipOnce(answer, forms)
     return answer.splicedFrom && this.#gzipSpliced(answer.bytes, answer.splicedFrom)
   }
 
-  #gzipOnce(answer: PreparedAnswer): Buffer | undefined {
-    if (!this.#compressesOnce(answer)) return undefined
-    let bytes = this.#everKept.get(answer)
-    if (!bytes) {
-      bytes = spliceableGzip(answer.bytes)
-      this.#everKept.set(answer, bytes)
-    }
-    return bytes
-  }
-
-  #compressesOnce(answer: PreparedAnswer): boolean {
-    return this.#everKept.has(answer) && answer.bytes.length <= GZIP_ONCE_MAX_BYTES
+  #gzipOnce(answer: PreparedAnswer, forms: Forms): Buffer | undefined {
+    if (answer.bytes.length > GZIP_ONCE_MAX_BYTES) return undefined
+    forms.gzip ??= spliceableGzip(answer.bytes)
+    return forms.gzip
   }
 
   #gzipSpliced(whole: Buffer, splicedFrom: readonly SplicedAnswer[]): Buffer | undefined {
-    // The others go stored with the text around them.
-    const kept = splicedFrom.filter(({ answer }) => this.#compressesOnce(answer))
-    const keptBytes = kept.reduce((sum, { answer }) => sum + answer.bytes.length, 0)
-    if (whole.length - keptBytes > SPLICED_STORED_MAX_BYTES) return undefined
+    // A part is spliced in compressed when its form is made already, or made now if it was asked for again:
+    // compressing 100 parts one by one costs twice compressing them together, so only answers likely to be
+    // asked for again are worth it. The others go stored with the text around them.
+    const compressed = splicedFrom.filter(({ answer }) => {
+      const forms = this.#everKept.get(answer)
+      return (
+        forms !== undefined &&
+        (forms.gzip !== undefined || forms.givenAgain) &&
+        answer.bytes.length <= GZIP_ONCE_MAX_BYTES
+      )
+    })
+    const compressedBytes = compressed.reduce((sum, { answer }) => sum + answer.bytes.length, 0)
+    if (whole.length - compressedBytes > SPLICED_STORED_MAX_BYTES) return undefined
     const parts: (Buffer | DeflatedPart)[] = []
     let from = 0
-    for (const { at, answer } of kept) {
-      parts.push(whole.subarray(from, at), deflatedPart(this.#gzipOnce(answer) as Buffer))
+    for (const { at, answer } of compressed) {
+      const gzip = this.#gzipOnce(answer, this.#everKept.get(answer) as Forms) as Buffer
+      parts.push(whole.subarray(from, at), deflatedPart(gzip))
       from = at + answer.bytes.length
     }
     parts.push(whole.subarray(from))
