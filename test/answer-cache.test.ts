@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { AnswerCache, type PreparedAnswer } from '../src/http/answerCache.js'
 
-const answer = (bytes: string): PreparedAnswer => ({ status: 200, headers: {}, bytes })
+const answer = (text: string): PreparedAnswer => ({ status: 200, headers: {}, bytes: Buffer.from(text) })
 
 describe('AnswerCache', () => {
   it('keeps answers within its room, dropping the least recently used first', () => {
-    // Each answer takes 100 characters with its key: the room holds sixteen.
+    // Each answer takes 100 bytes with its key: the room holds sixteen.
     const cache = new AnswerCache(1600)
     const keys = Array.from({ length: 16 }, (_, index) => String(index).padStart(2, '0'))
     for (const key of keys) cache.set(key, 1, answer(key.repeat(49)))
@@ -14,8 +14,8 @@ describe('AnswerCache', () => {
     cache.set('16', 1, answer('16'.repeat(49)))
     expect(cache.size).toBe(16)
     expect(cache.get('01', 1, 0)).toBeUndefined()
-    expect(cache.get('00', 1, 0)?.bytes).toBe('00'.repeat(49))
-    expect(cache.get('16', 1, 0)?.bytes).toBe('16'.repeat(49))
+    expect(cache.get('00', 1, 0)?.bytes.toString()).toBe('00'.repeat(49))
+    expect(cache.get('16', 1, 0)?.bytes.toString()).toBe('16'.repeat(49))
   })
 
   it('does not keep an answer too large for its share of the room', () => {
