@@ -33,7 +33,10 @@ const PATH = '/v1/scheduling/publishers'
 // The scale plan allows 3,000 requests a minute, which bench traffic passes in about a second. Limits are
 // only in force from 2026-11-01, so a clock fixed before that date keeps every request counted (the
 // reserve transaction still runs) but never refused: the limit-counted path, without 429s.
-const clock = () => Date.parse('2026-10-15T12:00:00Z')
+// Parsed once: the server reads its clock several times a request, and parsing the date each time cost
+// about 0.5 µs a request that the real clock (Date.now) does not.
+const FIXED_NOW = Date.parse('2026-10-15T12:00:00Z')
+const clock = () => FIXED_NOW
 
 function parseDuration(args: string[]): number {
   const { values } = parseArgs({ args, options: { duration: { type: 'string', default: '10' } } })

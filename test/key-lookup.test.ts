@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createKey, keyOwnerLookup, revokeKey } from '../src/accounts/keys.js'
+import { hashSecret } from '../src/accounts/keyFormat.js'
 import { createOrganization, setOrganizationPlan } from '../src/accounts/orgs.js'
 import { openStore, type Store } from '../src/db/open.js'
 
@@ -54,5 +55,30 @@ describe('the key owner lookup', () => {
     const fresh = createKey(admin.db, { org: 'acme' })
     await nextTurn()
     expect(lookup(fresh.key)?.keyId).toBe(fresh.id)
+  })
+
+  it('finds no key whose checksum is wrong, without reading the store for it', () => {
+    const created = createKey(admin.db, { org: 'acme' })
+    const last = created.key.at(-1) === 'a' ? 'b' : 'a'
+    const mistyped = created.key.slice(0, -1) + last
+    // Were its hash stored, a store read would find it.
+    admin.db
+      .prepare(
+        `INSERT INTO api_keys (id, org_id, name, display_prefix, secret_sha256, created_at)
+         SELECT 'key_mistyped', org_id, NULL, display_prefix, ?, created_at FROM api_keys WHERE id = ?`,
+      )
+      .run(hashSecret(mistyped), created.id)
+    const lookup = keyOwnerLookup(serving.db)
+    expect(lookup(mistyped)).toBeUndefined()
+    expect(lookup(created.key)?.keyId).toBe(created.id)
+  })
+
+  it('refuses a key of the wrong shape without touching the store, readable or not', () => {
+    const created = createKey(admin.db, { org: 'acme' })
+    const lookup = keyOwnerLookup(serving.db)
+    serving.db.close()
+    expect(lookup(`${created.key.slice(0, -1)}!`)).toBeUndefined()
+    expect(lookup('svc_sk_short')).toBeUndefined()
+    expect(() => lookup(created.key)).toThrow()
   })
 })

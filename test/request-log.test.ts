@@ -73,6 +73,75 @@ describe('the request log', () => {
     expect(rows()).toBe(1)
   })
 
+  it('writes every field as recorded, NULLs and repeated values included, in the order recorded', async () => {
+    log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now, { maxBuffered: 4 })
+    const recorded: RequestRecord[] = [
+      record('01a1fec9-0000-7000-8000-000000000001', now - 5),
+      { ...record('01a1fec9-0000-7000-8000-000000000002', now - 4, null), orgId: null, route: null },
+      { ...record('01a1fec9-0000-7000-8000-000000000003', now - 3, 'key_b'), method: 'POST', status: 429 },
+      {
+        ...record('01a1fec9-0000-7000-8000-000000000004', now - 2),
+        path: '/v1/%C3%A9t%C3%A9',
+        durationMs: 12.125,
+      },
+      { ...record('01a1fec9-0000-7000-8000-000000000005', now - 1), path: '/v1/x', route: null, bytes: 0 },
+      { ...record('01a1fec9-0000-7000-8000-000000000006', now, null), orgId: 7, status: 500 },
+    ]
+    for (const each of recorded) log.record(each)
+    await log.flush()
+    const written = store.live
+      .prepare(
+        `SELECT request_id AS requestId, at, org_id AS orgId, key_id AS keyId, method, path, route, status,
+                duration_ms AS durationMs, bytes FROM request_log ORDER BY rowid`,
+      )
+      .all()
+    expect(written).toEqual(recorded)
+    expect(
+      store.live.prepare('SELECT key_id, last_used_at FROM key_last_used ORDER BY key_id').raw().all(),
+    ).toEqual([
+      ['key_a', new Date(now - 1).toISOString()],
+      ['key_b', new Date(now - 3).toISOString()],
+    ])
+  })
+
+  it('keeps every batch while the live file is locked, then writes them all in order', async () => {
+    log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now, {
+      maxBuffered: 10,
+      busyTimeoutMs: 20,
+    })
+    const other = new Database(liveDatabasePath(join(dir, 'svc.db')))
+    other.exec('BEGIN IMMEDIATE')
+    const id = (i: number) => `01a1fec9-0000-7000-8000-${String(i).padStart(12, '0')}`
+    for (let i = 0; i < 25; i++) log.record(record(id(i), now))
+    await log.flush()
+    for (let i = 25; i < 35; i++) log.record(record(id(i), now))
+    await log.flush()
+    other.exec('ROLLBACK')
+    other.close()
+    expect(rows()).toBe(0)
+    await log.flush()
+    expect(store.live.prepare('SELECT request_id FROM request_log ORDER BY rowid').pluck().all()).toEqual(
+      Array.from({ length: 35 }, (_, i) => id(i)),
+    )
+  })
+
+  it('drops the oldest batches past 10,000 records kept while the live file is locked', async () => {
+    log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now, {
+      maxBuffered: 100,
+      busyTimeoutMs: 20,
+    })
+    const other = new Database(liveDatabasePath(join(dir, 'svc.db')))
+    other.exec('BEGIN IMMEDIATE')
+    const id = (i: number) => `01a1fec9-0000-7000-8000-${String(i).padStart(12, '0')}`
+    for (let i = 0; i < 10_250; i++) log.record(record(id(i), now))
+    await log.flush()
+    other.exec('ROLLBACK')
+    other.close()
+    await log.flush()
+    const ids = store.live.prepare('SELECT request_id FROM request_log ORDER BY rowid').pluck().all()
+    expect(ids).toEqual(Array.from({ length: 9_950 }, (_, i) => id(i + 300)))
+  })
+
   it('prunes records past 30 days in chunks, and old minute counters and dead leases with them', async () => {
     const old = now - RETENTION_MS - 1
     store.live.exec(`

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Db, Store } from '../db/open.js'
 import { changeGeneration } from '../db/changes.js'
-import { displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
+import { checkKeyShape, displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
 import { AccountError, requireOrganization } from './orgs.js'
 import type { Plan } from './plans.js'
 
@@ -88,7 +88,8 @@ const REMEMBERED_KEYS = 10_000
  * (by the secret: it is in memory for the request anyway and never leaves the process) and forgotten as soon
  * as the main database changes (src/db/changes.ts): a revocation by `svc keys revoke` in another process or
  * a plan change refuses every request read from the network in a later event-loop turn than its commit.
- * Requests read in the same turn were already on the wire when it committed.
+ * Requests read in the same turn were already on the wire when it committed. A key that is not well-formed
+ * (keyFormat.ts) is not found, without touching the store; a remembered one was, so it is not checked again.
  */
 export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const statement = db.prepare(
@@ -100,6 +101,8 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   const remembered = new Map<string, KeyOwner>()
   let seenGeneration = -1
   return (key) => {
+    // Its shape first, so that a mistyped key touches no file; a key remembered was well-formed.
+    if (!remembered.has(key) && checkKeyShape(key) !== 'well-formed') return undefined
     const generation = changeGeneration(db)
     if (generation !== seenGeneration) {
       remembered.clear()

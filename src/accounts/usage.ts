@@ -75,6 +75,8 @@ interface Lease {
   used: number
   /** Settled: `used` went into usage_counters and the lease rows were deleted; refunds go to the counters. */
   settled: boolean
+  /** What every request served from the lease is told: the same for each, so made once instead of per request. */
+  admitted: { ok: true; reservation: Reservation }
 }
 
 export interface Reservation {
@@ -174,6 +176,7 @@ export class UsageCounter {
       }
       addLease.run(orgId, minute, this.#holder, units)
       addLease.run(orgId, month, this.#holder, units)
+      const reservation: Reservation = { orgId, minutePeriod: minute, monthPeriod: month }
       const lease: Lease = {
         orgId,
         planId: plan.id,
@@ -183,9 +186,11 @@ export class UsageCounter {
         granted: units,
         used: 1,
         settled: false,
+        admitted: { ok: true, reservation },
       }
+      reservation.lease = lease
       this.#leases.set(orgId, lease)
-      return { ok: true, reservation: { orgId, minutePeriod: minute, monthPeriod: month, lease } }
+      return lease.admitted
     }).immediate
 
     this.#settleAll = live.transaction(() => {
@@ -213,10 +218,7 @@ export class UsageCounter {
       lease.planId === plan.id
     ) {
       lease.used++
-      return {
-        ok: true,
-        reservation: { orgId, minutePeriod: lease.minutePeriod, monthPeriod: lease.monthPeriod, lease },
-      }
+      return lease.admitted
     }
     const waiting = this.#waiting.get(orgId)
     if (waiting) return waiting.then(() => this.reserve(orgId, plan))

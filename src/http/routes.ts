@@ -100,10 +100,10 @@ const contentTypes = new Map<string, string>()
 function setType(ctx: Context, mediaType: string): void {
   const known = contentTypes.get(mediaType)
   if (known !== undefined) {
-    ctx.set('Content-Type', known)
+    ctx.response.set('Content-Type', known)
     return
   }
-  ctx.type = mediaType
+  ctx.response.type = mediaType
   contentTypes.set(mediaType, ctx.response.get('Content-Type') as string)
 }
 
@@ -123,13 +123,13 @@ function prepare(response: EndpointResponse): PreparedAnswer {
 }
 
 function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, answers: AnswerCache): void {
-  ctx.status = answer.status
-  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
+  ctx.response.status = answer.status
+  for (const [name, value] of Object.entries(answer.headers)) ctx.response.set(name, value)
   setType(ctx, answer.contentType ?? ctx.state.mediaType)
   if (answer.etag) {
-    ctx.set('ETag', answer.etag)
-    if (ctx.fresh) {
-      ctx.status = 304
+    ctx.response.set('ETag', answer.etag)
+    if (ctx.request.fresh) {
+      ctx.response.status = 304
       return
     }
   }
@@ -137,15 +137,15 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, 
   // of by the compression middleware each time.
   const gzip =
     answer.bytes.length >= COMPRESS_THRESHOLD &&
-    ctx.get('Accept-Encoding') !== '' &&
-    ctx.acceptsEncodings('gzip', 'identity') === 'gzip'
+    ctx.request.get('Accept-Encoding') !== '' &&
+    ctx.request.acceptsEncodings('gzip', 'identity') === 'gzip'
       ? answers.gzip(answer)
       : undefined
   if (gzip) {
-    ctx.set('Content-Encoding', 'gzip')
-    ctx.body = gzip
+    ctx.response.set('Content-Encoding', 'gzip')
+    ctx.response.body = gzip
   } else {
-    ctx.body = answer.bytes
+    ctx.response.body = answer.bytes
   }
 }
 
@@ -180,24 +180,24 @@ const NEVER_ABORTED = new AbortController().signal
 /** Dispatches a request to its endpoint; answers 404, 405 with Allow, and OPTIONS 204 with Allow. */
 export function dispatch(routes: Routes, services: Services): Middleware<RequestState> {
   return async (ctx) => {
-    const resolution = routes.resolve(ctx.method, ctx.path)
-    if (resolution.kind === 'not-found') throw notFound(ctx.path)
+    const resolution = routes.resolve(ctx.request.method, ctx.request.path)
+    if (resolution.kind === 'not-found') throw notFound(ctx.request.path)
     if (resolution.kind === 'method-not-allowed') {
-      if (ctx.method === 'OPTIONS') {
-        ctx.set('Allow', resolution.allow.join(', '))
-        ctx.status = 204
+      if (ctx.request.method === 'OPTIONS') {
+        ctx.response.set('Allow', resolution.allow.join(', '))
+        ctx.response.status = 204
         return
       }
-      throw methodNotAllowed(ctx.method, resolution.allow)
+      throw methodNotAllowed(ctx.request.method, resolution.allow)
     }
     const { endpoint, pathParams } = resolution
     ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
     // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
-    const answer = await answerRequest(
+    const answer = answerRequest(
       endpoint,
-      ctx.path,
-      ctx.querystring,
+      ctx.request.path,
+      ctx.request.querystring,
       {
         pathParams,
         body,
@@ -207,6 +207,6 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       },
       services,
     )
-    render(ctx, answer, services.answers)
+    render(ctx, answer instanceof Promise ? await answer : answer, services.answers)
   }
 }

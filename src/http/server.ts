@@ -69,8 +69,10 @@ export async function startServer(
     db,
     live,
     async flush() {
-      app.usage.settle()
+      // The log first: once its flush resolves its thread holds no lock on the live file, and settling
+      // (on a connection that does not wait for the lock) cannot fail on SQLITE_BUSY because of it.
       await app.requestLog.flush()
+      app.usage.settle()
     },
     async close() {
       server.closeIdleConnections()

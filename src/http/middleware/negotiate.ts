@@ -34,19 +34,19 @@ function notAcceptable(asked: string): ApiError {
 
 /** Picks the response media type from `_format` (FHIR base only) or Accept; 406 when neither admits JSON. */
 export function negotiate(): Middleware<RequestState> {
-  return async (ctx, next) => {
-    const fhir = errorShapeFor(ctx.path) === 'fhir'
+  return (ctx, next) => {
+    const fhir = errorShapeFor(ctx.request.path) === 'fhir'
     ctx.state.shape = fhir ? 'fhir' : 'problem'
     // Human documentation pages are HTML; browsers' Accept headers must not be refused there.
-    if (ctx.path.startsWith('/docs/')) return next()
+    if (ctx.request.path.startsWith('/docs/')) return next()
     const offers = fhir ? FHIR_OFFERS : API_OFFERS
-    const format = fhir ? new URLSearchParams(ctx.querystring).get('_format') : null
+    const format = fhir ? new URLSearchParams(ctx.request.querystring).get('_format') : null
     if (format !== null) {
       const asked = FORMAT_ALIASES[format] ?? stripFhirVersions(format).trim()
       if (!FHIR_OFFERS.includes(asked)) throw notAcceptable(`_format=${format}`)
       ctx.state.mediaType = asked
     } else {
-      const accept = ctx.get('Accept').trim()
+      const accept = ctx.request.get('Accept').trim()
       if (accept === '' || accept === '*/*') {
         ctx.state.mediaType = offers[0] as string
       } else if (offers.includes(accept)) {
@@ -58,6 +58,6 @@ export function negotiate(): Middleware<RequestState> {
         ctx.state.mediaType = preferred
       }
     }
-    await next()
+    return next()
   }
 }

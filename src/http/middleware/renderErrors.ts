@@ -28,10 +28,9 @@ export function renderErrors(options: {
   docsUrl: string
   onInternalError: (error: unknown) => void
 }): Middleware<RequestState> {
-  return async (ctx, next) => {
-    try {
-      await next()
-    } catch (thrown) {
+  // Middleware below that is not async throws out of next() as a rejected promise: koa-compose turns it so.
+  return (ctx, next) =>
+    next().catch((thrown: unknown) => {
       const error = isStoreUnavailable(thrown) ? storeUnavailable() : toApiError(thrown)
       if (error.status === 500) options.onInternalError(thrown)
       ctx.status = error.status
@@ -43,6 +42,5 @@ export function renderErrors(options: {
         ctx.type = PROBLEM_CONTENT_TYPE
         ctx.body = JSON.stringify(problemBody(error, options.docsUrl, ctx.state.requestId))
       }
-    }
-  }
+    })
 }

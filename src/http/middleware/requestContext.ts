@@ -42,9 +42,9 @@ export function requestContext(deps: {
     const started = performance.now()
     const requestId = timeOrderedUuid()
     ctx.state.requestId = requestId
-    ctx.set('X-Request-Id', requestId)
-    const callerId = ctx.get('X-Request-Id')
-    if (UUID.test(callerId)) ctx.set('X-Correlation-Id', callerId)
+    ctx.response.set('X-Request-Id', requestId)
+    const callerId = ctx.request.get('X-Request-Id')
+    if (UUID.test(callerId)) ctx.response.set('X-Correlation-Id', callerId)
     const socket = ctx.req.socket
     const bytesBefore = socket.bytesWritten
 
@@ -55,10 +55,10 @@ export function requestContext(deps: {
         at: startedAt,
         orgId: ctx.state.owner?.orgId ?? null,
         keyId: ctx.state.owner?.keyId ?? null,
-        method: ctx.method,
-        path: ctx.path.slice(0, 2048),
+        method: ctx.request.method,
+        path: ctx.request.path.slice(0, 2048),
         route: (ctx as { _matchedRoute?: string })._matchedRoute ?? null,
-        status: ctx.status,
+        status: ctx.response.status,
         durationMs: performance.now() - started,
         bytes: socket.bytesWritten - bytesBefore,
       })
@@ -68,7 +68,7 @@ export function requestContext(deps: {
       await next()
     } finally {
       const reservation = ctx.state.reservation
-      if (reservation && isUncounted(ctx.status)) {
+      if (reservation && isUncounted(ctx.response.status)) {
         try {
           deps.usage.refund(reservation)
         } catch {
