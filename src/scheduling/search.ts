@@ -1,6 +1,7 @@
 import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
+import { SLOTS_BY_SERIES, SLOTS_BY_START } from './schema.js'
 import {
   filtersNoSeries,
   membersByPart,
@@ -48,10 +49,6 @@ function slotConditions(filters: SlotFilters): SlotConditions {
   return { slotSql: slot.join(' AND '), slotParams }
 }
 
-/** The slots table's two access paths, named so that each query says which one it walks. */
-const BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
-const BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): each sync's slots by start
-
 /**
  * A compound SELECT has at most 500 terms (SQLite's limit). The merge pads its parts to a power of two, so
  * that a few statements serve every number of parts; 256 is the largest that fits.
@@ -65,8 +62,8 @@ const MAX_MERGED_PARTS = 256
 const PAGE_LIMIT = '@limit + 0'
 
 interface SeriesMatch {
-  /** The matching series that hold slots of the asked status. */
-  series: Series[]
+  /** The matching series that hold slots of the asked status (for every served series: made on first use). */
+  readonly series: Series[]
   /** Their ids as a JSON array, bound as one parameter (made on first use: for every series, a few ms). */
   readonly ids: string
   /** No series-level filter: every served series matches. */
@@ -78,20 +75,26 @@ interface SeriesMatch {
 
 function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
   const status = statusIndex(filters.status)
-  const series = seriesIndex(db)
-    .match(filters)
-    .filter((candidate) => (candidate.counts[status] as number) > 0)
-  if (series.length === 0) return undefined
+  const index = seriesIndex(db)
+  const holding = (list: Series[]) => list.filter((candidate) => (candidate.counts[status] as number) > 0)
+  const everySeries = filtersNoSeries(filters)
+  // Every served series matches: the index keeps their figures, so no series is looked at unless asked for.
+  let series = everySeries ? undefined : holding(index.match(filters))
   let slots = 0
-  for (const candidate of series) slots += candidate.counts[status] as number
+  if (series) for (const candidate of series) slots += candidate.counts[status] as number
+  else slots = index.servedSlotsOf(status)
+  if (slots === 0) return undefined
   let ids: string | undefined
   return {
-    series,
+    get series() {
+      series ??= holding(index.match(filters))
+      return series
+    },
     get ids() {
-      ids ??= JSON.stringify(series.map((candidate) => candidate.id))
+      ids ??= JSON.stringify(this.series.map((candidate) => candidate.id))
       return ids
     },
-    everySeries: filtersNoSeries(filters),
+    everySeries,
     slots,
     status,
   }
@@ -149,7 +152,7 @@ function mergedSql(terms: number, slotSql: string): string {
   let sql = mergedTexts.get(key)
   if (sql === undefined) {
     const term = (n: number) =>
-      `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_START}
+      `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
        WHERE t.part = @part${n} AND ${slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
          AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
     sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
@@ -179,7 +182,7 @@ function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<numbe
   if (series.length === 0) return new Map()
   const rows = cachedStatement(
     db,
-    `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
+    `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
      WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND t.status = @status AND t.start_ms < @startAfter
      GROUP BY t.series_id`,
   )
@@ -193,6 +196,9 @@ function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<numbe
 }
 
 function countMatches(db: Db, match: SeriesMatch, filters: SlotFilters, conditions: SlotConditions) {
+  if (countsByComplement(filters) && match.everySeries && filters.startAfter !== undefined) {
+    return seriesIndex(db).servedFrom(match.status, filters.startAfter).slots
+  }
   if (countsByComplement(filters)) {
     let past = 0
     for (const count of pastCounts(db, match, filters).values()) past += count
@@ -200,7 +206,7 @@ function countMatches(db: Db, match: SeriesMatch, filters: SlotFilters, conditio
   }
   return cachedStatement(
     db,
-    `SELECT count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
+    `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
      WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql}`,
   )
     .pluck()
@@ -218,7 +224,7 @@ function seriesStats(
   if (!countsByComplement(filters)) {
     const rows = cachedStatement(
       db,
-      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_SERIES}
+      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
        WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql} GROUP BY t.series_id`,
     )
       .raw()
@@ -234,7 +240,7 @@ function seriesStats(
       ? []
       : (cachedStatement(
           db,
-          `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${BY_SERIES}
+          `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
                             WHERE t.series_id = j.value AND ${conditions.slotSql} ORDER BY t.start_ms LIMIT 1)
            FROM json_each(@ids) j`,
         )
@@ -334,7 +340,7 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const keys = walksByStart(db, match, parts, page)
     ? mergedKeys(parts, conditions)
     : {
-        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_SERIES}
+        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
               WHERE ${memberCondition(match)} AND ${conditions.slotSql}
               ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
         params: match.everySeries ? conditions.slotParams : { ...conditions.slotParams, ids: match.ids },
@@ -485,16 +491,8 @@ export function searchGroups(
  */
 export function answerHoldsThrough(db: Db, filters: SlotFilters, now: number): number | undefined {
   if (!filters.startsNow) return undefined
-  // Every stored slot lies in its publisher's part: one seek per part.
-  const next = cachedStatement(
-    db,
-    `SELECT min((SELECT min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_START}
-                 WHERE t.part = p.slot_part AND t.status = @status AND t.start_ms >= @now))
-     FROM publishers p WHERE p.slot_part IS NOT NULL`,
-  )
-    .pluck()
-    .get({ status: statusIndex(filters.status), now }) as number | null
-  return next ?? undefined
+  // The first served slot of the status from now on, whatever the filters: no match can start before it.
+  return seriesIndex(db).servedFrom(statusIndex(filters.status), now).next ?? undefined
 }
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */

@@ -1,5 +1,6 @@
 import { changeGeneration } from '../db/changes.js'
 import { cachedStatement, type Db } from '../db/open.js'
+import { type Tally, tallyAt } from './partTally.js'
 import type { AcceptingPatients, Coding, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
 
@@ -117,6 +118,8 @@ class Partition {
   readonly all: Series[] = []
   /** Slots of every status the partition's series hold: the size of a search over all of them. */
   slots = 0
+  /** Per status, in SLOT_STATUSES order: slots of it the partition's series hold. */
+  readonly statusSlots = SLOT_STATUSES.map(() => 0)
   readonly byState = new Map<string, Series[]>()
   readonly byCity = new Map<string, Series[]>()
   readonly byNpi = new Map<string, Series[]>()
@@ -126,6 +129,8 @@ class Partition {
   readonly byGroupKey = new Map<string, Series[]>()
 
   #members: PartMembers[] | undefined
+  /** Per status: its slots counted at the moment of the last search from a moment (see partTally.ts). */
+  readonly #tallies: (Tally | undefined)[] = []
 
   constructor(readonly part: number) {}
 
@@ -135,9 +140,21 @@ class Partition {
     return this.#members
   }
 
+  /** Its slots of the status from `moment` on, kept for the next search; undefined when it serves none. */
+  tally(db: Db, status: number, moment: number): Tally | undefined {
+    const [served] = this.members()
+    if (served === undefined) return undefined
+    const tally = tallyAt(db, served, status, moment, this.#tallies[status])
+    this.#tallies[status] = tally
+    return tally
+  }
+
   add(series: Series) {
     this.all.push(series)
-    for (const count of series.counts) this.slots += count
+    series.counts.forEach((count, status) => {
+      this.slots += count
+      this.statusSlots[status] = (this.statusSlots[status] as number) + count
+    })
     if (series.state) push(this.byState, series.state, series)
     if (series.city) push(this.byCity, series.city, series)
     for (const npi of series.npis) push(this.byNpi, npi, series)
@@ -288,6 +305,31 @@ export class SeriesIndex {
     let slots = 0
     for (const slug of publishers) slots += this.#partitions.get(slug)?.slots ?? 0
     return slots
+  }
+
+  /** Slots of the status every served series holds (at any time), after bringing changed publishers up to date. */
+  servedSlotsOf(status: number): number {
+    this.refresh()
+    let slots = 0
+    for (const partition of this.#partitions.values()) slots += partition.statusSlots[status] as number
+    return slots
+  }
+
+  /**
+   * What a search from `moment` over every served series needs: how many slots of the status start at or
+   * after it, and the first such start (null when none is left).
+   */
+  servedFrom(status: number, moment: number): { slots: number; next: number | null } {
+    this.refresh()
+    let slots = 0
+    let next: number | null = null
+    for (const partition of this.#partitions.values()) {
+      const tally = partition.tally(this.db, status, moment)
+      if (!tally) continue
+      slots += (partition.statusSlots[status] as number) - tally.before
+      if (tally.next !== null && (next === null || tally.next < next)) next = tally.next
+    }
+    return { slots, next }
   }
 
   /** Every served series as members of its part, as of the last refresh. */
