@@ -2,6 +2,7 @@ import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
 import { SLOTS_BY_SERIES, SLOTS_BY_START } from './schema.js'
+import { skipAhead } from './startHours.js'
 import {
   filtersNoSeries,
   membersByPart,
@@ -327,17 +328,48 @@ function toSlot(row: SlotRowOut, summaries: SummaryCache): Record<string, unknow
   return slot
 }
 
+/** Offsets below this are walked: a walk of a few hundred rows costs less than summing hours. */
+const SKIP_FROM_OFFSET = 1000
+
+/**
+ * Where a deep page's walk starts: with no latest start, at the last whole hour that does not pass the
+ * offset (startHours.ts), with the offset less the matches before that hour, so the walk reads at most
+ * about an hour of matches. Summing hours costs a step per match (per publisher and hour when every series
+ * matches), so a match set many times larger than the offset is walked instead.
+ */
+function pageStart(
+  db: Db,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  page: Page,
+  total: number,
+): { filters: SlotFilters; page: Page } {
+  const unchanged = { filters, page }
+  if (page.offset < SKIP_FROM_OFFSET || filters.startBefore !== undefined) return unchanged
+  if (!match.everySeries && match.slots > 16 * page.offset) return unchanged
+  const index = seriesIndex(db)
+  const skip = match.everySeries
+    ? skipAhead([], index.servedHours(match.status), total, filters.startAfter, page.offset)
+    : skipAhead(index.hoursOf(match.series, match.status), [], total, filters.startAfter, page.offset)
+  if (!skip) return unchanged
+  return {
+    filters: { ...filters, startAfter: skip.from },
+    page: { limit: page.limit, offset: page.offset - skip.skipped },
+  }
+}
+
 export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const match = matchSeries(db, filters)
   if (!match) return { slots: [], total: 0 }
-  const conditions = slotConditions(filters)
-  const total = countMatches(db, match, filters, conditions)
+  const total = countMatches(db, match, filters, slotConditions(filters))
   if (total <= page.offset) return { slots: [], total }
+  const start = pageStart(db, match, filters, page, total)
+  const conditions = slotConditions(start.filters)
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.
   // Every served series matches an unfiltered search: the index keeps their members made.
   const parts = match.everySeries ? seriesIndex(db).allMembers() : membersByPart(match.series)
-  const keys = walksByStart(db, match, parts, page)
+  const keys = walksByStart(db, match, parts, start.page)
     ? mergedKeys(parts, conditions)
     : {
         sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
@@ -356,7 +388,7 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
      JOIN sched_groups g ON g.id = r.group_id
      JOIN publishers p ON p.slug = g.publisher
      ORDER BY t.start_ms, t.id`,
-  ).all({ ...keys.params, limit: page.limit, offset: page.offset }) as SlotRowOut[]
+  ).all({ ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
   const summaries = new SummaryCache()
   return { slots: rows.map((row) => toSlot(row, summaries)), total }
 }

@@ -1,6 +1,7 @@
 import { changeGeneration } from '../db/changes.js'
 import { cachedStatement, type Db } from '../db/open.js'
 import { type Tally, tallyAt } from './partTally.js'
+import { type Histogram, loadHours, type PartHours } from './startHours.js'
 import type { AcceptingPatients, Coding, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
 
@@ -131,6 +132,8 @@ class Partition {
   #members: PartMembers[] | undefined
   /** Per status: its slots counted at the moment of the last search from a moment (see partTally.ts). */
   readonly #tallies: (Tally | undefined)[] = []
+  /** Per status: its slots' start hours, read by the first deep page (see startHours.ts). */
+  readonly #hours: (PartHours | undefined)[] = []
 
   constructor(readonly part: number) {}
 
@@ -147,6 +150,20 @@ class Partition {
     const tally = tallyAt(db, served, status, moment, this.#tallies[status])
     this.#tallies[status] = tally
     return tally
+  }
+
+  hours(db: Db, status: number): PartHours {
+    let hours = this.#hours[status]
+    if (!hours) {
+      hours = loadHours(
+        db,
+        this.part,
+        status,
+        this.all.map((series) => series.id),
+      )
+      this.#hours[status] = hours
+    }
+    return hours
   }
 
   add(series: Series) {
@@ -330,6 +347,25 @@ export class SeriesIndex {
       if (tally.next !== null && (next === null || tally.next < next)) next = tally.next
     }
     return { slots, next }
+  }
+
+  /** The start hours of these served series' slots of the status (see startHours.ts), as of the last refresh. */
+  hoursOf(series: Series[], status: number): Int32Array[] {
+    const none = new Int32Array(0)
+    let partition: Partition | undefined
+    let publisher: string | undefined
+    return series.map((entry) => {
+      if (entry.publisher !== publisher) {
+        publisher = entry.publisher
+        partition = this.#partitions.get(publisher)
+      }
+      return partition?.hours(this.db, status).bySeries.get(entry.id) ?? none
+    })
+  }
+
+  /** The start hours of every served series' slots of the status, summed per publisher, as of the last refresh. */
+  servedHours(status: number): Histogram[] {
+    return [...this.#partitions.values()].map((partition) => partition.hours(this.db, status).served)
   }
 
   /** Every served series as members of its part, as of the last refresh. */
