@@ -89,6 +89,12 @@ const CASES: [query: string, where: string, params: unknown[]][] = [
   ],
   ['serviceTypeCode=57&includePast=true', `t.status = 0 AND r.service_types LIKE '%"code":"57"%'`, []],
   ['isVirtual=true&includePast=true', 't.status = 0 AND r.is_virtual = 1', []],
+  // Both specialties of one schedule: each of its series listed once.
+  [
+    'specialty=394802001,http://snomed.info/sct|419772000&includePast=true',
+    `t.status = 0 AND r.specialties LIKE '%394802001%'`,
+    [],
+  ],
 ]
 
 async function expectPagesAsPlain() {

@@ -24,7 +24,7 @@ export interface Series {
   city: string | undefined
   state: string | undefined
   isVirtual: boolean
-  npis: string[]
+  npis: Set<string>
   serviceCodes: Set<string>
   specialtyCodes: Set<string>
   /** `system|code` of each specialty. */
@@ -181,30 +181,37 @@ class Partition {
     push(this.byGroupKey, series.groupKey, series)
   }
 
-  /** The smallest list that surely holds every match: the most selective indexed filter's. */
-  candidates(filters: SeriesFilters): Series[] {
-    const lists: Series[][] = [this.all]
-    const union = (index: Map<string, Series[]>, keys: string[]) =>
-      keys.length === 1 ? (index.get(keys[0] as string) ?? []) : keys.flatMap((key) => index.get(key) ?? [])
-    if (filters.state !== undefined) lists.push(union(this.byState, [filters.state]))
-    if (filters.city !== undefined) lists.push(union(this.byCity, [filters.city]))
-    if (filters.npi) lists.push(union(this.byNpi, filters.npi))
-    if (filters.serviceTypeCode) lists.push(union(this.byServiceCode, filters.serviceTypeCode))
-    if (filters.specialty) {
-      lists.push([
-        ...union(
-          this.bySpecialtyCode,
-          filters.specialty.filter((value) => !value.includes('|')),
-        ),
-        ...union(
-          this.bySpecialtyToken,
-          filters.specialty.filter((value) => value.includes('|')),
-        ),
+  /** The smallest list that surely holds every match, each series once: the most selective indexed filter's. */
+  candidates(wanted: Wanted): Series[] {
+    let smallest = this.all
+    const consider = (lists: (Series[] | undefined)[]) => {
+      let size = 0
+      for (const list of lists) size += list?.length ?? 0
+      // A union's size is at most the sum of its lists': one that cannot be smaller is not made.
+      if (size < smallest.length) smallest = union(lists)
+    }
+    const lookUp = (index: Map<string, Series[]>, keys: string[]) => keys.map((key) => index.get(key))
+    if (wanted.state !== undefined) consider([this.byState.get(wanted.state)])
+    if (wanted.city !== undefined) consider([this.byCity.get(wanted.city)])
+    if (wanted.npi) consider(lookUp(this.byNpi, wanted.npi))
+    if (wanted.serviceTypeCode) consider(lookUp(this.byServiceCode, wanted.serviceTypeCode))
+    if (wanted.specialtyCodes && wanted.specialtyTokens) {
+      consider([
+        ...lookUp(this.bySpecialtyCode, wanted.specialtyCodes),
+        ...lookUp(this.bySpecialtyToken, wanted.specialtyTokens),
       ])
     }
-    if (filters.groupKeys[0] !== undefined) lists.push(union(this.byGroupKey, [filters.groupKeys[0]]))
-    return lists.reduce((smallest, list) => (list.length < smallest.length ? list : smallest))
+    if (wanted.groupKeys[0] !== undefined) consider([this.byGroupKey.get(wanted.groupKeys[0])])
+    return smallest
   }
+}
+
+const NONE: Series[] = []
+
+/** Every series of the lists once: a series can be listed under several of the values asked for. */
+function union(lists: (Series[] | undefined)[]): Series[] {
+  if (lists.length === 1) return lists[0] ?? NONE
+  return [...new Set(lists.flatMap((list) => list ?? NONE))]
 }
 
 function push<T>(map: Map<string, T[]>, key: string, value: T) {
@@ -213,31 +220,49 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
   else map.set(key, [value])
 }
 
-/** Every condition of the filters (city and state lower-cased), checked on one series. */
-function matches(series: Series, filters: SeriesFilters): boolean {
-  if (filters.publisher !== undefined && series.publisher !== filters.publisher) return false
-  if (filters.state !== undefined && series.state !== filters.state) return false
-  if (filters.city !== undefined && series.city !== filters.city) return false
-  if (filters.isVirtual !== undefined && series.isVirtual !== filters.isVirtual) return false
-  if (filters.appointmentType !== undefined && series.appointmentType !== filters.appointmentType)
-    return false
+/** The filters made ready to test series with, once per search: city and state lower-cased, specialties split by form. */
+interface Wanted extends Omit<SeriesFilters, 'specialty'> {
+  specialtyCodes?: string[]
+  specialtyTokens?: string[]
+}
+
+function wantedOf({ specialty, ...filters }: SeriesFilters): Wanted {
+  return {
+    ...filters,
+    city: filters.city?.toLowerCase(),
+    state: filters.state?.toLowerCase(),
+    specialtyCodes: specialty?.filter((value) => !value.includes('|')),
+    specialtyTokens: specialty?.filter((value) => value.includes('|')),
+  }
+}
+
+function hasAny(set: ReadonlySet<string>, values: readonly string[]): boolean {
+  for (const value of values) if (set.has(value)) return true
+  return false
+}
+
+/** Every condition of the filters, checked on one series. */
+function matches(series: Series, wanted: Wanted): boolean {
+  if (wanted.publisher !== undefined && series.publisher !== wanted.publisher) return false
+  if (wanted.state !== undefined && series.state !== wanted.state) return false
+  if (wanted.city !== undefined && series.city !== wanted.city) return false
+  if (wanted.isVirtual !== undefined && series.isVirtual !== wanted.isVirtual) return false
+  if (wanted.appointmentType !== undefined && series.appointmentType !== wanted.appointmentType) return false
   // A series that declares no patient type matches any requested value.
-  if (filters.acceptingPatients !== undefined && series.accepting !== null) {
-    if (series.accepting !== filters.acceptingPatients) return false
+  if (wanted.acceptingPatients !== undefined && series.accepting !== null) {
+    if (series.accepting !== wanted.acceptingPatients) return false
   }
-  if (filters.npi && !filters.npi.some((npi) => series.npis.includes(npi))) return false
-  if (filters.serviceTypeCode && !filters.serviceTypeCode.some((code) => series.serviceCodes.has(code))) {
-    return false
-  }
+  if (wanted.npi && !hasAny(series.npis, wanted.npi)) return false
+  if (wanted.serviceTypeCode && !hasAny(series.serviceCodes, wanted.serviceTypeCode)) return false
   if (
-    filters.specialty &&
-    !filters.specialty.some((value) =>
-      value.includes('|') ? series.specialtyTokens.has(value) : series.specialtyCodes.has(value),
-    )
+    wanted.specialtyCodes &&
+    wanted.specialtyTokens &&
+    !hasAny(series.specialtyCodes, wanted.specialtyCodes) &&
+    !hasAny(series.specialtyTokens, wanted.specialtyTokens)
   ) {
     return false
   }
-  return filters.groupKeys.every((key) => series.groupKey === key)
+  return wanted.groupKeys.every((key) => series.groupKey === key)
 }
 
 interface SeriesRow {
@@ -277,7 +302,7 @@ function toSeries(row: SeriesRow, part: number): Series {
     city: row.city?.toLowerCase(),
     state: row.state?.toLowerCase(),
     isVirtual: row.is_virtual === 1,
-    npis: JSON.parse(row.npis) as string[],
+    npis: new Set(JSON.parse(row.npis) as string[]),
     serviceCodes: new Set(serviceTypes.map((coding) => coding.code)),
     specialtyCodes: new Set(specialties.map((coding) => coding.code)),
     specialtyTokens: new Set(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
@@ -301,18 +326,16 @@ export class SeriesIndex {
   /** The served series matching every filter, after bringing changed publishers up to date. */
   match(filters: SeriesFilters): Series[] {
     this.refresh()
-    // City and state match regardless of case: lower-case them once, not per series.
-    const normalized = { ...filters, city: filters.city?.toLowerCase(), state: filters.state?.toLowerCase() }
     const found: Series[] = []
     if (filtersNoSeries(filters)) {
       for (const partition of this.#partitions.values())
         for (const series of partition.all) found.push(series)
       return found
     }
+    const wanted = wantedOf(filters)
     for (const [slug, partition] of this.#partitions) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
-      for (const series of partition.candidates(normalized))
-        if (matches(series, normalized)) found.push(series)
+      for (const series of partition.candidates(wanted)) if (matches(series, wanted)) found.push(series)
     }
     return found
   }
