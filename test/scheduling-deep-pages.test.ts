@@ -10,8 +10,9 @@ import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support
 import { writeStu1Feed } from './support/stu1Feed.js'
 
 /**
- * A deep page starts its walk at the last whole hour before it, found from each series' start hours
- * (src/scheduling/startHours.ts). It must list exactly the slots the plain ordered query lists at that offset:
+ * A deep page starts its walk at the last whole hour before it, and a page of the first few matches of many
+ * series reads only the series that can hold it, both found from each series' start hours
+ * (src/scheduling/startHours.ts). Each must list exactly the slots the plain ordered query lists at that offset:
  * hour boundaries, many slots on one start, past, nopt and busy slots, and slots of a disabled publisher all
  * sit among them.
  */
@@ -89,6 +90,11 @@ const CASES: [query: string, where: string, params: unknown[]][] = [
   ],
   ['serviceTypeCode=57&includePast=true', `t.status = 0 AND r.service_types LIKE '%"code":"57"%'`, []],
   ['isVirtual=true&includePast=true', 't.status = 0 AND r.is_virtual = 1', []],
+  [
+    'acceptingPatients=newpt',
+    `t.status = 0 AND (r.accepting IS NULL OR r.accepting = 'newpt') AND t.start_ms >= ?`,
+    [Date.parse(DEFAULT_NOW)],
+  ],
   // Both specialties of one schedule: each of its series listed once.
   [
     'specialty=394802001,http://snomed.info/sct|419772000&includePast=true',
@@ -107,6 +113,11 @@ async function expectPagesAsPlain() {
       .get(...params) as number
     expect(total).toBeGreaterThan(1000)
     for (const [limit, offset] of [
+      // Near the start: pages of the first few matches read only the series that can hold them.
+      [1, 0],
+      [3, 0],
+      [4, 1],
+      [2, 2],
       [25, 1000],
       [1, 1001],
       [7, 1234],

@@ -2,7 +2,7 @@ import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
 import { SLOTS_BY_SERIES, SLOTS_BY_START } from './schema.js'
-import { skipAhead } from './startHours.js'
+import { firstMatches, skipAhead } from './startHours.js'
 import {
   filtersNoSeries,
   membersByPart,
@@ -74,28 +74,45 @@ interface SeriesMatch {
   status: number
 }
 
+/** A match of the series listed. */
+function listedMatch(series: Series[], status: number): SeriesMatch {
+  let slots = 0
+  for (const candidate of series) slots += candidate.counts[status] as number
+  let ids: string | undefined
+  return {
+    series,
+    get ids() {
+      ids ??= JSON.stringify(series.map((candidate) => candidate.id))
+      return ids
+    },
+    everySeries: false,
+    slots,
+    status,
+  }
+}
+
 function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
   const status = statusIndex(filters.status)
   const index = seriesIndex(db)
-  const holding = (list: Series[]) => list.filter((candidate) => (candidate.counts[status] as number) > 0)
-  const everySeries = filtersNoSeries(filters)
+  const holding = () => index.match(filters).filter((candidate) => (candidate.counts[status] as number) > 0)
+  if (!filtersNoSeries(filters)) {
+    const match = listedMatch(holding(), status)
+    return match.slots === 0 ? undefined : match
+  }
   // Every served series matches: the index keeps their figures, so no series is looked at unless asked for.
-  let series = everySeries ? undefined : holding(index.match(filters))
-  let slots = 0
-  if (series) for (const candidate of series) slots += candidate.counts[status] as number
-  else slots = index.servedSlotsOf(status)
+  const slots = index.servedSlotsOf(status)
   if (slots === 0) return undefined
-  let ids: string | undefined
+  let match: SeriesMatch | undefined
   return {
     get series() {
-      series ??= holding(index.match(filters))
-      return series
+      match ??= listedMatch(holding(), status)
+      return match.series
     },
     get ids() {
-      ids ??= JSON.stringify(this.series.map((candidate) => candidate.id))
-      return ids
+      match ??= listedMatch(holding(), status)
+      return match.ids
     },
-    everySeries,
+    everySeries: true,
     slots,
     status,
   }
@@ -358,24 +375,57 @@ function pageStart(
   }
 }
 
+/** A page whose end lies within the first matches of this many times as many series reads only those that can hold it. */
+const NARROW_SHARE = 4
+
+/**
+ * A page near the start of matches spread over many series (one specialty in every state) reads only the
+ * series that can hold it, up to the moment its matches all start before (startHours.ts): a few dozen
+ * series' slots of an hour or so, instead of a walk in every publisher's part to its first member.
+ */
+function narrowed(
+  db: Db,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  page: Page,
+): { match: SeriesMatch; filters: SlotFilters } {
+  const unchanged = { match, filters }
+  const count = page.offset + page.limit
+  if (match.everySeries || filters.startBefore !== undefined) return unchanged
+  if (count * NARROW_SHARE > match.series.length) return unchanged
+  const hours = seriesIndex(db).hoursOf(match.series, match.status)
+  const first = firstMatches(hours, filters.startAfter, count)
+  if (!first) return unchanged
+  return {
+    match: listedMatch(
+      first.indexes.map((index) => match.series[index] as Series),
+      match.status,
+    ),
+    filters: { ...filters, startBefore: first.before - 1 },
+  }
+}
+
 export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const match = matchSeries(db, filters)
   if (!match) return { slots: [], total: 0 }
   const total = countMatches(db, match, filters, slotConditions(filters))
   if (total <= page.offset) return { slots: [], total }
   const start = pageStart(db, match, filters, page, total)
-  const conditions = slotConditions(start.filters)
+  const walk = narrowed(db, match, start.filters, start.page)
+  const conditions = slotConditions(walk.filters)
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.
   // Every served series matches an unfiltered search: the index keeps their members made.
-  const parts = match.everySeries ? seriesIndex(db).allMembers() : membersByPart(match.series)
-  const keys = walksByStart(db, match, parts, start.page)
+  const parts = walk.match.everySeries ? seriesIndex(db).allMembers() : membersByPart(walk.match.series)
+  const keys = walksByStart(db, walk.match, parts, start.page)
     ? mergedKeys(parts, conditions)
     : {
         sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-              WHERE ${memberCondition(match)} AND ${conditions.slotSql}
+              WHERE ${memberCondition(walk.match)} AND ${conditions.slotSql}
               ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
-        params: match.everySeries ? conditions.slotParams : { ...conditions.slotParams, ids: match.ids },
+        params: walk.match.everySeries
+          ? conditions.slotParams
+          : { ...conditions.slotParams, ids: walk.match.ids },
       }
   const rows = cachedStatement(
     db,

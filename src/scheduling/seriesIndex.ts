@@ -155,12 +155,15 @@ class Partition {
   hours(db: Db, status: number): PartHours {
     let hours = this.#hours[status]
     if (!hours) {
-      hours = loadHours(
-        db,
-        this.part,
-        status,
-        this.all.map((series) => series.id),
-      )
+      const [served] = this.members()
+      hours = served
+        ? loadHours(
+            db,
+            served,
+            status,
+            this.all.map((series) => series.id),
+          )
+        : { bySeries: new Map(), served: { first: 0, counts: new Int32Array(0) } }
       this.#hours[status] = hours
     }
     return hours

@@ -1,12 +1,13 @@
 import { cachedStatement, type Db } from '../db/open.js'
-import { SLOTS_BY_START } from './schema.js'
+import { SLOTS_BY_SERIES } from './schema.js'
 
 /**
- * Where a deep page begins, found without walking every match before it. A walk in start order reads each
- * match it skips (offset 5,000 of a state's slots: 1.5 ms); instead the slots of a part are held here as
- * the hour each starts in, per series (read once per sync of its publisher, by the first deep page that
- * needs them). Summing the matching series' hours tells how many matches start before each hour, so the walk
- * can start at the last hour that does not pass the offset, with the offset less the matches before it.
+ * Where a page's matches lie, found from the hour each slot starts in, held per series (read once per sync
+ * of its publisher, about 10 ms, by the first search that needs them). A deep page: a walk in start order
+ * reads each match it skips (offset 5,000 of a state's slots: 1.5 ms), while summing the matching series'
+ * hours tells how many matches start before each hour, so the walk can start at the last hour that does
+ * not pass the offset, with the offset less the matches before it. A first page of matches spread over
+ * many series: their hours tell which few series can hold it, and before when (firstMatches).
  */
 
 export const HOUR_MS = 3_600_000
@@ -26,25 +27,31 @@ export interface PartHours {
   served: Histogram
 }
 
-const hourOf = (ms: number) => Math.floor(ms / HOUR_MS)
+/** A slot's hour in SQL, rounded down as Math.floor does, before 1970 too (integer division truncates). */
+const HOUR_OF_START = `CASE WHEN t.start_ms >= 0 THEN t.start_ms / ${HOUR_MS} ELSE (t.start_ms + 1) / ${HOUR_MS} - 1 END`
 
-/** Reads a part's slots of the status in start order; `served` names the series its histogram sums. */
-export function loadHours(db: Db, part: number, status: number, served: Iterable<number>): PartHours {
+/**
+ * Reads the slots of the status of a part's series with ids from `lo` to `hi`, series by series in start
+ * order; `served` names the series its histogram sums.
+ */
+export function loadHours(
+  db: Db,
+  part: { part: number; lo: number; hi: number },
+  status: number,
+  served: Iterable<number>,
+): PartHours {
+  // One row per series, its hours as a JSON array in start order (the index's): building those in SQLite
+  // costs a third of handing every slot's row to JavaScript.
   const rows = cachedStatement(
     db,
-    `SELECT t.series_id, t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
-     WHERE t.part = ? AND t.status = ?`,
+    `SELECT t.series_id, json_group_array(${HOUR_OF_START}) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+     WHERE t.series_id BETWEEN ? AND ? AND t.status = ? AND t.part = ? GROUP BY t.series_id`,
   )
     .raw()
-    .iterate(part, status) as IterableIterator<[number, number]>
-  const lists = new Map<number, number[]>()
-  for (const [id, start] of rows) {
-    const list = lists.get(id)
-    if (list) list.push(hourOf(start))
-    else lists.set(id, [hourOf(start)])
-  }
+    .all(part.lo, part.hi, status, part.part) as [number, string][]
   const bySeries = new Map<number, Int32Array>()
-  for (const [id, list] of lists) bySeries.set(id, Int32Array.from(list))
+  // Sorted all the same: SQLite does not promise the order an aggregate sees its rows in.
+  for (const [id, hours] of rows) bySeries.set(id, Int32Array.from(JSON.parse(hours) as number[]).sort())
   let first = Number.POSITIVE_INFINITY
   let last = Number.NEGATIVE_INFINITY
   const servedLists = [...served].flatMap((id) => bySeries.get(id) ?? [])
@@ -113,4 +120,52 @@ export function skipAhead(
     hour++
   }
   return skipped === 0 ? undefined : { from: (from + hour) * HOUR_MS, skipped }
+}
+
+/** The index of the first hour of a series' ascending list at or after `hour` (past the end when none). */
+function firstAtOrAfter(list: Int32Array, hour: number): number {
+  let lo = 0
+  let hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((list[mid] as number) < hour) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * The series that can hold the first `count` matches from `startAfter` (every match when undefined), and
+ * a moment before which those matches all start. From its hours, a series' next match starts no earlier
+ * than its first hour from `startAfter`'s on, and no later than the end of its first hour after that one;
+ * `count` series promise a match each before the `count`-th smallest of those latest ends, so the first
+ * `count` matches start before it, and only series whose earliest start is before it hold any of them.
+ * A page near the start of many series' matches (one specialty in every state) then reads a few dozen
+ * series' slots of an hour or so instead of merging every publisher's walk. Undefined when fewer than
+ * `count` series promise a match.
+ */
+export function firstMatches(
+  lists: readonly Int32Array[],
+  startAfter: number | undefined,
+  count: number,
+): { indexes: number[]; before: number } | undefined {
+  const hour = startAfter === undefined ? Number.NEGATIVE_INFINITY : Math.floor(startAfter / HOUR_MS)
+  const earliest = new Float64Array(lists.length).fill(Number.POSITIVE_INFINITY)
+  const latest = new Float64Array(lists.length).fill(Number.POSITIVE_INFINITY)
+  lists.forEach((list, index) => {
+    const at = firstAtOrAfter(list, hour)
+    if (at === list.length) return
+    const first = list[at] as number
+    earliest[index] = first * HOUR_MS
+    // In `startAfter`'s own hour a slot may start before it: only a later hour promises a match.
+    const promised = first > hour ? first : list[firstAtOrAfter(list, hour + 1)]
+    if (promised !== undefined) latest[index] = (promised + 1) * HOUR_MS
+  })
+  const before = latest.slice().sort()[count - 1]
+  if (before === undefined || before === Number.POSITIVE_INFINITY) return undefined
+  const indexes: number[] = []
+  earliest.forEach((start, index) => {
+    if (start < before) indexes.push(index)
+  })
+  return { indexes, before }
 }
