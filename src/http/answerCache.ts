@@ -28,7 +28,7 @@ interface Kept {
   used: boolean
 }
 
-/** Kept answers up to this size are gzipped once, on the event loop; larger ones as every answer is. */
+/** Answers up to this size are gzipped on the event loop (kept ones once); larger ones by the middleware's stream. */
 const GZIP_ONCE_MAX_CHARS = 256 * 1024
 
 /** An answer larger than this share of the room is not kept: it would push out many smaller ones. */
@@ -84,12 +84,15 @@ export class AnswerCache {
   }
 
   /**
-   * The gzip form of a kept answer, compressed on first use and kept with it: a popular answer is asked for
-   * with Accept-Encoding by nearly every client, and compressing 15 KB again each time costs more than
-   * everything else in answering it. Undefined for an answer not kept, or too large to compress here.
+   * The gzip form of an answer up to GZIP_ONCE_MAX_CHARS, made on the event loop: a kept answer's on first
+   * use and kept with it (a popular answer is asked for with Accept-Encoding by nearly every client, and
+   * compressing 15 KB again each time costs more than everything else in answering it); another's for this
+   * response alone, 0.1 ms for a page of slots, where the compression middleware's stream through the thread
+   * pool held the response up by milliseconds. Undefined for a larger answer, compressed as every answer is.
    */
-  gzipOnce(answer: PreparedAnswer): Buffer | undefined {
-    if (!this.#everKept.has(answer) || answer.bytes.length > GZIP_ONCE_MAX_CHARS) return undefined
+  gzipped(answer: PreparedAnswer): Buffer | undefined {
+    if (answer.bytes.length > GZIP_ONCE_MAX_CHARS) return undefined
+    if (!this.#everKept.has(answer)) return gzipSync(answer.bytes, GZIP_OPTIONS)
     let bytes = this.#everKept.get(answer)
     if (!bytes) {
       bytes = gzipSync(answer.bytes, GZIP_OPTIONS)

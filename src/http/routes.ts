@@ -130,12 +130,13 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, 
       return
     }
   }
-  // Compressed once for every caller that accepts gzip, instead of by the compression middleware each time.
+  // Compressed here for a caller that accepts gzip (a kept answer once for all of them), instead of by the
+  // compression middleware's stream.
   const gzip =
     answer.bytes.length >= COMPRESS_THRESHOLD &&
     ctx.get('Accept-Encoding') !== '' &&
     ctx.acceptsEncodings('gzip', 'identity') === 'gzip'
-      ? answers.gzipOnce(answer)
+      ? answers.gzipped(answer)
       : undefined
   if (gzip) {
     ctx.set('Content-Encoding', 'gzip')
