@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization, findOrganization } from '../src/accounts/orgs.js'
 import { SvcCommand } from '../src/cli/baseCommand.js'
@@ -26,7 +27,7 @@ export default class Demo extends SvcCommand {
     const db = openDatabase(config.db)
     try {
       if (!findOrganization(db, 'demo')) createOrganization(db, { slug: 'demo', name: 'Demo organization' })
-      const scheduling = await loadDemoScheduling(db)
+      const scheduling = await loadDemoScheduling(db, join(dirname(config.db), 'demo-feed'), Date.now())
       if (scheduling) {
         this.log(
           `Scheduling: publisher ${scheduling.publisher} ${scheduling.outcome}, ${scheduling.written} slots.`,
@@ -43,7 +44,7 @@ export default class Demo extends SvcCommand {
       this.log(`API key (shown once):\n\n  ${key.key}\n`)
       const curl = `curl -H "Authorization: Bearer ${key.key}"`
       this.log(`Try: ${curl} ${config.baseUrl}/v1/fhir/r4/metadata`)
-      this.log(`     ${curl} '${config.baseUrl}/v1/scheduling/slots?includePast=true&limit=2'`)
+      this.log(`     ${curl} '${config.baseUrl}/v1/scheduling/slots?limit=2'`)
       this.log(`     ${curl} '${config.baseUrl}/v1/fhir/r4/Practitioner?name=cormier'`)
       this.log(
         `     ${curl} '${config.baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'\n`,

@@ -54,16 +54,34 @@ describe('FHIR batch', () => {
     expect(await count()).toBe(before + 1)
   })
 
-  it('refuses $reconcile-medications and nested batches by entry, not the whole batch', async () => {
+  it('refuses $reconcile-medications, nested batches and paths off the base by entry, not the whole batch', async () => {
     const response = await batch([
       { request: { method: 'POST', url: 'Patient/$reconcile-medications' } },
       { request: { method: 'POST', url: '' } },
       { request: { method: 'GET', url: 'metadata' } },
+      { request: { method: 'POST', url: '/' } },
+      { request: { method: 'GET', url: '../../scheduling/specialties?x=1' } },
+      { request: { method: 'GET', url: 'http://elsewhere/v1/fhir/r4/metadata' } },
+      { request: { method: 'GET', url: 'Patient/$reconcile-medications?x=1' } },
     ])
-    expect(response.json.entry[0].response.status).toMatch(/^400/)
+    const statuses = response.json.entry.map(
+      (entry: { response: { status: string } }) => entry.response.status,
+    )
+    expect(statuses).toEqual([
+      '400 Bad Request',
+      '400 Bad Request',
+      '200 OK',
+      '400 Bad Request',
+      '404 Not Found',
+      '404 Not Found',
+      '400 Bad Request',
+    ])
     expect(response.json.entry[0].resource.issue[0].details.text).toMatch(/\$reconcile-medications/)
-    expect(response.json.entry[1].response.status).toMatch(/^400/)
-    expect(response.json.entry[2].response.status).toBe('200 OK')
+    expect(response.json.entry[3].resource.issue[0].details.text).toMatch(/another batch/)
+    expect(response.json.entry[4].resource.issue[0].details.text).toContain(
+      '../../scheduling/specialties?x=1',
+    )
+    expect(response.json.entry[6].resource.issue[0].details.text).toMatch(/\$reconcile-medications/)
   })
 
   it('refuses transaction bundles, more than 100 entries, and non-bundles', async () => {
@@ -128,6 +146,8 @@ describe('entryTarget', () => {
       'Location\\1?a=b',
       'Location?a=1\t2&b=\n3 ',
       ' Location?a=1 ',
+      'Location?a=1#frag\tment',
+      'Loc ation/1?a=1',
     ]
     for (const url of urls) {
       const whole = new URL(url.replace(/^\/+/, ''), base)

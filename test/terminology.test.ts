@@ -1,4 +1,6 @@
 import { createRequire } from 'node:module'
+import { gunzipSync } from 'node:zlib'
+import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importTerminology } from '../src/terminology/import/importFiles.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
@@ -589,6 +591,69 @@ describe('terminology in batches', () => {
       }
     }
     expect(response.json.entry[4].resource.issue[0].details.text).toMatch(/GET, HEAD, OPTIONS/)
+  })
+  it('splices a batch from the answers lone requests are given: each entry byte for byte, gzip or not', async () => {
+    const urls = [
+      ...['193200000X', '207K00000X', '207KA0200X', '207Q00000X', '193400000X'].map(
+        (code) => `CodeSystem/$lookup?system=${NUCC}&code=${code}&property=parent&property=definition`,
+      ),
+      `CodeSystem/$lookup?system=${NUCC}&code=207K00000X&property=parent&property=definition`,
+      `CodeSystem/$lookup?system=${NUCC}&code=nope`,
+      `CodeSystem/$lookup?system=${NUCC}&code=207K00000X&unknown=1`,
+      'InsurancePlan/$counties?state=DE',
+      'InsurancePlan/$counties?state=ZZ',
+      'NoSuchResource/1',
+    ]
+    const requests = [
+      ...urls.map((url) => ({ method: 'GET', url })),
+      { method: 'POST', url: 'InsurancePlan/$counties?state=MD' },
+      { method: 'POST', url: 'Patient/$reconcile-medications' },
+    ]
+    const body = JSON.stringify({
+      resourceType: 'Bundle',
+      type: 'batch',
+      entry: requests.map((r) => ({ request: r })),
+    })
+    const send = async (encoding?: string) => {
+      const headers = { ...bearer(t.key), 'content-type': 'application/fhir+json' }
+      const response = await request(`${t.url}${BASE}`, {
+        method: 'POST',
+        headers: encoding ? { ...headers, 'accept-encoding': encoding } : headers,
+        body,
+      })
+      expect(response.statusCode).toBe(200)
+      const bytes = Buffer.from(await response.body.arrayBuffer())
+      if (!encoding) return bytes.toString()
+      expect(response.headers['content-encoding']).toBe('gzip')
+      // Sent whole from memory, so with its length: the compression middleware would stream it chunked.
+      expect(Number(response.headers['content-length'])).toBe(bytes.length)
+      return gunzipSync(bytes).toString()
+    }
+    // The first batch makes the answers the lone requests are then given; the second is spliced from them.
+    const first = await send()
+    const entries = JSON.parse(first).entry as { resource: unknown; response: { status: string } }[]
+    for (const [index, { method, url }] of requests.entries()) {
+      if (url.includes('$reconcile-medications')) continue
+      const alone = await t.send(method, `${BASE}/${url}`, {
+        headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' },
+        body: method === 'POST' ? '{}' : undefined,
+      })
+      expect(entries[index]?.response.status.split(' ')[0], url).toBe(String(alone.status))
+      expect(JSON.stringify(entries[index]?.resource), url).toBe(alone.text)
+    }
+    expect(entries.map((entry) => entry.response.status)).toEqual([
+      ...Array(6).fill('200 OK'),
+      '404 Not Found',
+      '400 Bad Request',
+      '200 OK',
+      '400 Bad Request',
+      '404 Not Found',
+      '405 Method Not Allowed',
+      '400 Bad Request',
+    ])
+    expect(await send()).toBe(first)
+    expect(await send('gzip')).toBe(first)
+    expect(await send('gzip, deflate, br')).toBe(first)
   })
 })
 

@@ -187,7 +187,8 @@ export class DirectoryStore {
   /** Up to `limit` matches after rid `after`, in rid order (stable for keyset paging). */
   page(criteria: readonly Criterion[], after: number, limit: number): StoredResource[] {
     const sql = matchSql(this.#schema, criteria)
-    const rids = cachedStatement(this.db, `${sql.select} AND ${sql.rid} > ? ORDER BY ${sql.rid} LIMIT ?`)
+    // `? + 0`: a bare LIMIT parameter is planned as a constant, so each run would plan the statement again.
+    const rids = cachedStatement(this.db, `${sql.select} AND ${sql.rid} > ? ORDER BY ${sql.rid} LIMIT ? + 0`)
       .pluck()
       .all(...sql.args, after, limit) as number[]
     return rids.map((rid) => ({ rid, resource: this.#byRid(rid) }))

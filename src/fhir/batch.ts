@@ -4,7 +4,7 @@ import type { Services } from '../api/endpoint.js'
 import type { PreparedAnswer } from '../http/answerCache.js'
 import { isStoreUnavailable } from '../db/open.js'
 import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
-import { JsonText, toJson } from '../http/json.js'
+import { SplicedJson } from '../http/json.js'
 import { storeUnavailable } from '../http/middleware/renderErrors.js'
 import { answerRequest, methodNotAllowed, notFound } from '../http/routes.js'
 
@@ -44,9 +44,21 @@ function readBundle(body: unknown): BatchEntry[] {
   return entries as BatchEntry[]
 }
 
-type EntryResult = { status: number; resource: unknown }
+/** An entry's answer: the same request's answer alone, or what refused it before any endpoint ran. */
+type EntryResult = { status: number; answer: PreparedAnswer } | { status: number; resource: unknown }
 
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`.trim()
+
+/** What follows an entry's resource, by status. */
+const entryEnds = new Map<number, string>()
+const entryEnd = (status: number) => {
+  let end = entryEnds.get(status)
+  if (end === undefined) {
+    end = `,"response":{"status":${JSON.stringify(statusLine(status))}}}`
+    entryEnds.set(status, end)
+  }
+  return end
+}
 
 function failure(error: ApiError): EntryResult {
   // Entries have no headers: a throttled source answers 503 and the caller retries after 2 seconds.
@@ -61,7 +73,29 @@ function entryFailure(status: 400 | 504, message: string, code?: string): EntryR
 const ENTRY_BASE = `http://base${FHIR_BASE}/`
 /** Resolved entry paths kept; past this the oldest is forgotten. */
 const REMEMBERED_PATHS = 1024
-const resolvedPaths = new Map<string, { host: string; pathname: string }>()
+/** Where an entry's path ends, or a character the URL parser strips or encodes. */
+const PATH_END = /[?#\x00-\x20\x7f]/
+const STRIPPED = /[\x00-\x20\x7f]/
+
+/** Why every entry with a path is refused before any endpoint is asked, whatever its method and query. */
+type PathRefusal = 'reconcile' | 'outside' | 'nested' | undefined
+
+interface EntryPath {
+  host: string
+  pathname: string
+  refusal: PathRefusal
+}
+
+const resolvedPaths = new Map<string, EntryPath>()
+
+function entryPath(host: string, pathname: string): EntryPath {
+  let refusal: PathRefusal
+  if (pathname.includes('$reconcile-medications')) refusal = 'reconcile'
+  else if (host !== 'base' || !(pathname === FHIR_BASE || pathname.startsWith(`${FHIR_BASE}/`)))
+    refusal = 'outside'
+  else if (pathname === FHIR_BASE || pathname === `${FHIR_BASE}/`) refusal = 'nested'
+  return { host, pathname, refusal }
+}
 
 /**
  * An entry's URL, resolved against the base like any relative URL. Entries of one batch mostly name the
@@ -69,25 +103,27 @@ const resolvedPaths = new Map<string, { host: string; pathname: string }>()
  * that gives the parameters the whole URL's searchParams would, as long as the URL has no spaces or control
  * characters (which the URL parser strips or encodes); such a URL is parsed whole.
  */
-export function entryTarget(url: string): { host: string; pathname: string; query: string } {
-  const relative = url.replace(/^\/+/, '')
-  if (/[\x00-\x20\x7f]/.test(relative)) {
+export function entryTarget(url: string): EntryPath & { query: string } {
+  const relative = url.charCodeAt(0) === 0x2f ? url.replace(/^\/+/, '') : url
+  const end = relative.search(PATH_END)
+  const stop = end === -1 ? '' : relative[end]
+  const rest = end === -1 ? '' : relative.slice(end + 1)
+  if ((stop !== '' && stop !== '?' && stop !== '#') || STRIPPED.test(rest)) {
     const whole = new URL(relative, ENTRY_BASE)
-    return { host: whole.host, pathname: whole.pathname, query: whole.search.slice(1) }
+    return { ...entryPath(whole.host, whole.pathname), query: whole.search.slice(1) }
   }
-  const end = relative.search(/[?#]/)
   const path = end === -1 ? relative : relative.slice(0, end)
   let resolved = resolvedPaths.get(path)
   if (!resolved) {
     const { host, pathname } = new URL(path, ENTRY_BASE)
-    resolved = { host, pathname }
+    resolved = entryPath(host, pathname)
     if (resolvedPaths.size >= REMEMBERED_PATHS)
       resolvedPaths.delete(resolvedPaths.keys().next().value as string)
     resolvedPaths.set(path, resolved)
   }
-  const query =
-    end !== -1 && relative[end] === '?' ? (relative.slice(end + 1).split('#', 1)[0] as string) : ''
-  return { host: resolved.host, pathname: resolved.pathname, query }
+  const hash = stop === '?' ? rest.indexOf('#') : -1
+  const query = stop !== '?' ? '' : hash === -1 ? rest : rest.slice(0, hash)
+  return { host: resolved.host, pathname: resolved.pathname, refusal: resolved.refusal, query }
 }
 
 /** An entry's result, as soon as it is known: most endpoints answer without waiting on anything. */
@@ -102,20 +138,15 @@ function runEntry(
     return entryFailure(400, 'Each entry needs request.method and a request.url relative to the base')
   }
   const target = entryTarget(url)
-  if (target.pathname.includes('$reconcile-medications')) {
+  if (target.refusal === 'reconcile') {
     return entryFailure(
       400,
       '$reconcile-medications is not allowed inside a batch; call it on its own',
       'not-supported',
     )
   }
-  if (
-    target.host !== 'base' ||
-    !(target.pathname === FHIR_BASE || target.pathname.startsWith(`${FHIR_BASE}/`))
-  ) {
-    return failure(notFound(url))
-  }
-  if (target.pathname.replace(/\/$/, '') === FHIR_BASE) {
+  if (target.refusal === 'outside') return failure(notFound(url))
+  if (target.refusal === 'nested') {
     return entryFailure(400, 'A batch cannot contain another batch', 'not-supported')
   }
   const resolution = services.routes.resolve(method.toUpperCase(), target.pathname)
@@ -141,10 +172,7 @@ function runEntry(
   }
 }
 
-const answered = (answer: PreparedAnswer): EntryResult => ({
-  status: answer.status,
-  resource: new JsonText(answer.bytes),
-})
+const answered = (answer: PreparedAnswer): EntryResult => ({ status: answer.status, answer })
 
 const refused = (error: unknown): EntryResult =>
   failure(isStoreUnavailable(error) ? storeUnavailable() : toApiError(error))
@@ -158,7 +186,7 @@ export async function runBatch(
   services: Services,
   context: { owner: KeyOwner | undefined; requestId: string },
   budgetMs: number,
-): Promise<JsonText> {
+): Promise<SplicedJson> {
   const entries = readBundle(body)
   // A timer of our own, cleared when the batch is done: AbortSignal.timeout's cannot be, and would hold
   // the batch's promises (every entry's race) in memory for the whole budget after the answer went out.
@@ -191,10 +219,19 @@ export async function runBatch(
   } finally {
     clearTimeout(timer)
   }
-  // Spliced from each entry's text: a remembered answer is serialized already (src/http/json.ts).
-  const entryTexts = results.map((result) => {
-    const resource = result.resource === undefined ? '' : `"resource":${toJson(result.resource)},`
-    return `{${resource}"response":{"status":${JSON.stringify(statusLine(result.status))}}}`
-  })
-  return new JsonText(`{"resourceType":"Bundle","type":"batch-response","entry":[${entryTexts.join(',')}]}`)
+  // Spliced from each entry's bytes: an answer alone is serialized already, and a kept one gzipped once.
+  const pieces: (string | PreparedAnswer)[] = []
+  let text = '{"resourceType":"Bundle","type":"batch-response","entry":['
+  for (const [index, result] of results.entries()) {
+    text += index === 0 ? '{"resource":' : ',{"resource":'
+    if ('answer' in result) {
+      pieces.push(text, result.answer)
+      text = ''
+    } else {
+      text += JSON.stringify(result.resource)
+    }
+    text += entryEnd(result.status)
+  }
+  pieces.push(`${text}]}`)
+  return new SplicedJson(pieces)
 }

@@ -1,5 +1,4 @@
-import { gzipSync } from 'node:zlib'
-import { GZIP_OPTIONS } from './middleware/compressWhenAccepted.js'
+import { type DeflatedPart, deflatedPart, spliceableGzip, spliceGzip } from './gzipSplice.js'
 
 /**
  * Answers kept for the next identical request. An endpoint opts in per response (`EndpointResponse.reuse`)
@@ -16,8 +15,16 @@ export interface PreparedAnswer {
   headers: Readonly<Record<string, string>>
   /** Media type when the body is not JSON; otherwise the one negotiated for each request. */
   contentType?: string
-  bytes: string
+  /** UTF-8. */
+  bytes: Buffer
   etag?: string
+  /** Answers whose bytes were spliced into these, each at its offset (a FHIR batch's entries). */
+  splicedFrom?: readonly SplicedAnswer[]
+}
+
+export interface SplicedAnswer {
+  at: number
+  answer: PreparedAnswer
 }
 
 interface Kept {
@@ -26,10 +33,28 @@ interface Kept {
   through: number | undefined
   /** Given again since it was kept or last spared: spared once more when its turn to go comes. */
   used: boolean
+  forms: Forms
 }
 
-/** Answers up to this size are gzipped on the event loop (kept ones once); larger ones by the middleware's stream. */
-const GZIP_ONCE_MAX_CHARS = 256 * 1024
+/** What goes with an answer once kept, as long as someone holds the answer. */
+interface Forms {
+  /** Given again at least once since it was kept. */
+  givenAgain: boolean
+  gzip: Buffer | undefined
+}
+
+/**
+ * Answers up to this size are gzipped on the event loop (kept ones once); larger ones by the compression
+ * middleware's stream.
+ */
+const GZIP_ONCE_MAX_BYTES = 256 * 1024
+
+/**
+ * A spliced answer is gzipped from its parts' gzip forms when the rest of it (the text between them, the
+ * parts not compressed alone) is at most this much, sent stored; past it, it is compressed whole as every
+ * answer is (by the compression middleware, off the event loop).
+ */
+const SPLICED_STORED_MAX_BYTES = 16 * 1024
 
 /** An answer larger than this share of the room is not kept: it would push out many smaller ones. */
 const LARGEST_SHARE = 16
@@ -37,12 +62,12 @@ const LARGEST_SHARE = 16
 export class AnswerCache {
   readonly #kept = new Map<string, Kept>()
   /** Every answer ever kept, with its gzip form once made; an answer dropped since goes with its last user. */
-  readonly #everKept = new WeakMap<PreparedAnswer, Buffer | undefined>()
+  readonly #everKept = new WeakMap<PreparedAnswer, Forms>()
   #generation = -1
-  #chars = 0
+  #bytes = 0
 
-  /** @param maxChars characters kept in all (about as many bytes of JSON); past this the oldest go. */
-  constructor(private readonly maxChars: number) {}
+  /** @param maxBytes bytes of answers kept in all; past this the oldest go. */
+  constructor(private readonly maxBytes: number) {}
 
   /** The answer kept for `key` if the database is still at `generation` and it holds at `now`. */
   get(key: string, generation: number, now: number): PreparedAnswer | undefined {
@@ -54,6 +79,7 @@ export class AnswerCache {
       return undefined
     }
     kept.used = true
+    kept.forms.givenAgain = true
     return kept.answer
   }
 
@@ -63,12 +89,12 @@ export class AnswerCache {
     // Made from an older state than the one now seen: it may already be wrong.
     if (generation !== this.#generation) return
     const size = answer.bytes.length + key.length
-    if (size * LARGEST_SHARE > this.maxChars) return
+    if (size * LARGEST_SHARE > this.maxBytes) return
     const previous = this.#kept.get(key)
     if (previous) this.#drop(key, previous)
     // Oldest first (Map order is insertion order), but one used since is spared and goes to the back: a
     // hit costs a flag instead of a reordering, and answers still in use outlive those that are not.
-    while (this.#chars + size > this.maxChars) {
+    while (this.#bytes + size > this.maxBytes) {
       const [oldestKey, oldest] = this.#kept.entries().next().value as [string, Kept]
       if (oldest.used) {
         oldest.used = false
@@ -78,27 +104,59 @@ export class AnswerCache {
         this.#drop(oldestKey, oldest)
       }
     }
-    this.#kept.set(key, { answer, through, used: false })
-    this.#everKept.set(answer, undefined)
-    this.#chars += size
+    let forms = this.#everKept.get(answer)
+    if (!forms) {
+      forms = { givenAgain: false, gzip: undefined }
+      this.#everKept.set(answer, forms)
+    }
+    this.#kept.set(key, { answer, through, used: false, forms })
+    this.#bytes += size
   }
 
   /**
-   * The gzip form of an answer up to GZIP_ONCE_MAX_CHARS, made on the event loop: a kept answer's on first
-   * use and kept with it (a popular answer is asked for with Accept-Encoding by nearly every client, and
-   * compressing 15 KB again each time costs more than everything else in answering it); another's for this
-   * response alone, 0.1 ms for a page of slots, where the compression middleware's stream through the thread
-   * pool held the response up by milliseconds. Undefined for a larger answer, compressed as every answer is.
+   * The gzip form of an answer. A kept one's is compressed on first use and kept with it: a popular answer
+   * is asked for with Accept-Encoding by nearly every client, and compressing 15 KB again each time costs
+   * more than everything else in answering it. An answer spliced from kept ones (a batch's) is gzipped by
+   * splicing theirs (src/http/gzipSplice.ts). Any other is compressed for this response alone, 0.1 ms for
+   * a page of slots, where the compression middleware's stream through the thread pool held a cold search's
+   * response up by about 2 ms. Undefined for one too large to compress here, or a spliced one left whole.
    */
-  gzipped(answer: PreparedAnswer): Buffer | undefined {
-    if (answer.bytes.length > GZIP_ONCE_MAX_CHARS) return undefined
-    if (!this.#everKept.has(answer)) return gzipSync(answer.bytes, GZIP_OPTIONS)
-    let bytes = this.#everKept.get(answer)
-    if (!bytes) {
-      bytes = gzipSync(answer.bytes, GZIP_OPTIONS)
-      this.#everKept.set(answer, bytes)
+  gzip(answer: PreparedAnswer): Buffer | undefined {
+    const forms = this.#everKept.get(answer)
+    if (forms) return this.#gzipOnce(answer, forms)
+    if (answer.splicedFrom) return this.#gzipSpliced(answer.bytes, answer.splicedFrom)
+    return answer.bytes.length <= GZIP_ONCE_MAX_BYTES ? spliceableGzip(answer.bytes) : undefined
+  }
+
+  #gzipOnce(answer: PreparedAnswer, forms: Forms): Buffer | undefined {
+    if (answer.bytes.length > GZIP_ONCE_MAX_BYTES) return undefined
+    forms.gzip ??= spliceableGzip(answer.bytes)
+    return forms.gzip
+  }
+
+  #gzipSpliced(whole: Buffer, splicedFrom: readonly SplicedAnswer[]): Buffer | undefined {
+    // A part is spliced in compressed when its form is made already, or made now if it was asked for again:
+    // compressing 100 parts one by one costs twice compressing them together, so only answers likely to be
+    // asked for again are worth it. The others go stored with the text around them.
+    const compressed = splicedFrom.filter(({ answer }) => {
+      const forms = this.#everKept.get(answer)
+      return (
+        forms !== undefined &&
+        (forms.gzip !== undefined || forms.givenAgain) &&
+        answer.bytes.length <= GZIP_ONCE_MAX_BYTES
+      )
+    })
+    const compressedBytes = compressed.reduce((sum, { answer }) => sum + answer.bytes.length, 0)
+    if (whole.length - compressedBytes > SPLICED_STORED_MAX_BYTES) return undefined
+    const parts: (Buffer | DeflatedPart)[] = []
+    let from = 0
+    for (const { at, answer } of compressed) {
+      const gzip = this.#gzipOnce(answer, this.#everKept.get(answer) as Forms) as Buffer
+      parts.push(whole.subarray(from, at), deflatedPart(gzip))
+      from = at + answer.bytes.length
     }
-    return bytes
+    parts.push(whole.subarray(from))
+    return spliceGzip(whole, parts)
   }
 
   get size(): number {
@@ -108,12 +166,12 @@ export class AnswerCache {
   #forgetIfChanged(generation: number): void {
     if (generation <= this.#generation) return
     this.#kept.clear()
-    this.#chars = 0
+    this.#bytes = 0
     this.#generation = generation
   }
 
   #drop(key: string, kept: Kept): void {
     this.#kept.delete(key)
-    this.#chars -= kept.answer.bytes.length + key.length
+    this.#bytes -= kept.answer.bytes.length + key.length
   }
 }

@@ -1,18 +1,41 @@
+import type { PreparedAnswer, SplicedAnswer } from './answerCache.js'
+
 /**
  * Response bodies as JSON text. Serializing is a large share of answering (a batch of 100 lookups is about
  * 100 KB), so bodies that never change are serialized once, and a batch's response is spliced together
- * from its entries' texts.
+ * from its entries' bytes.
  */
 
 /** Texts of bodies made immutable by `keepWhole`, by the body. */
 const texts = new WeakMap<object, string>()
 
-/** A body already serialized, sent as is; `toJSON` keeps it correct anywhere it is serialized again. */
-export class JsonText {
-  constructor(readonly text: string) {}
+/**
+ * A body serialized already, as UTF-8 spliced from texts and prepared answers' bytes (a batch's entries),
+ * sent as is. `toJSON` keeps it correct anywhere it is serialized again.
+ */
+export class SplicedJson {
+  readonly bytes: Buffer
+  /** Where each answer spliced in lies in `bytes`: their kept gzip forms splice the same way. */
+  readonly splicedFrom: SplicedAnswer[] = []
+
+  constructor(pieces: readonly (string | PreparedAnswer)[]) {
+    let length = 0
+    for (const piece of pieces)
+      length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.bytes.length
+    this.bytes = Buffer.allocUnsafe(length)
+    let at = 0
+    for (const piece of pieces) {
+      if (typeof piece === 'string') {
+        at += this.bytes.write(piece, at)
+      } else {
+        this.splicedFrom.push({ at, answer: piece })
+        at += piece.bytes.copy(this.bytes, at)
+      }
+    }
+  }
 
   toJSON(): unknown {
-    return JSON.parse(this.text)
+    return JSON.parse(this.bytes.toString())
   }
 }
 
@@ -34,7 +57,6 @@ export function keepWhole<T extends object>(body: T): T {
 
 /** The JSON text of a response body. */
 export function toJson(body: unknown): string {
-  if (body instanceof JsonText) return body.text
   if (typeof body === 'object' && body !== null) {
     const text = texts.get(body)
     if (text !== undefined) return text

@@ -13,7 +13,7 @@ import type { AnswerCache, PreparedAnswer } from './answerCache.js'
 import { readJsonBody } from './body.js'
 import { COMPRESS_THRESHOLD } from './middleware/compressWhenAccepted.js'
 import { ApiError, errorShapeFor } from './errors.js'
-import { toJson } from './json.js'
+import { SplicedJson, toJson } from './json.js'
 import type { RequestState } from './state.js'
 
 export type Resolution =
@@ -90,7 +90,7 @@ export function methodNotAllowed(method: string, allow: string[]): ApiError {
   })
 }
 
-function strongEtag(bytes: string): string {
+function strongEtag(bytes: Buffer): string {
   return `"${createHash('sha256').update(bytes).digest('base64url')}"`
 }
 
@@ -109,13 +109,16 @@ function setType(ctx: Context, mediaType: string): void {
 
 /** A response made ready to send: serialized, with its ETag when it asks for one. */
 function prepare(response: EndpointResponse): PreparedAnswer {
-  const bytes = response.contentType ? String(response.body) : toJson(response.body)
+  const { body } = response
+  const spliced = body instanceof SplicedJson ? body : undefined
+  const bytes = spliced?.bytes ?? Buffer.from(response.contentType ? String(body) : toJson(body))
   return {
     status: response.status ?? 200,
     headers: response.headers ?? {},
     contentType: response.contentType,
     bytes,
     etag: response.etag ? strongEtag(bytes) : undefined,
+    splicedFrom: spliced?.splicedFrom,
   }
 }
 
@@ -130,13 +133,13 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, 
       return
     }
   }
-  // Compressed here for a caller that accepts gzip (a kept answer once for all of them), instead of by the
-  // compression middleware's stream.
+  // Compressed here for a caller that accepts gzip (a kept answer once for all of them, a batch's spliced
+  // from its entries' forms), instead of by the compression middleware's stream.
   const gzip =
     answer.bytes.length >= COMPRESS_THRESHOLD &&
     ctx.get('Accept-Encoding') !== '' &&
     ctx.acceptsEncodings('gzip', 'identity') === 'gzip'
-      ? answers.gzipped(answer)
+      ? answers.gzip(answer)
       : undefined
   if (gzip) {
     ctx.set('Content-Encoding', 'gzip')
