@@ -1,5 +1,8 @@
+import { gunzipSync } from 'node:zlib'
+import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { AnswerCache, type PreparedAnswer } from '../src/http/answerCache.js'
+import { startTestServer } from './support/harness.js'
 
 const answer = (text: string): PreparedAnswer => ({ status: 200, headers: {}, bytes: Buffer.from(text) })
 
@@ -40,5 +43,38 @@ describe('AnswerCache', () => {
     expect(cache.get('a', 1, 1000)).toBeDefined()
     expect(cache.get('a', 1, 1001)).toBeUndefined()
     expect(cache.get('a', 1, 0)).toBeUndefined()
+  })
+})
+
+describe('gzip of answers', () => {
+  it('compresses a kept answer once, and one not kept for its own response only', () => {
+    const cache = new AnswerCache(1024 * 1024)
+    const kept = answer(JSON.stringify({ slots: 'x'.repeat(2000) }))
+    cache.set('kept', 1, kept)
+    expect(cache.gzip(kept)).toBe(cache.gzip(kept))
+    const other = answer(JSON.stringify({ slots: 'y'.repeat(2000) }))
+    const once = cache.gzip(other) as Buffer
+    expect(gunzipSync(once)).toEqual(other.bytes)
+    expect(cache.gzip(other)).not.toBe(once)
+    expect(cache.size).toBe(1)
+  })
+
+  it('leaves an answer past 256 KB to the compression middleware', () => {
+    expect(new AnswerCache(0).gzip(answer('z'.repeat(300 * 1024)))).toBeUndefined()
+  })
+
+  it('sends an answer the cache does not keep gzipped whole, with its length', async () => {
+    const server = await startTestServer({ env: { SVC_ANSWER_CACHE_MB: '0' } })
+    try {
+      const plain = await request(`${server.url}/openapi.json`)
+      const expected = await plain.body.text()
+      const response = await request(`${server.url}/openapi.json`, { headers: { 'accept-encoding': 'gzip' } })
+      expect(response.headers['content-encoding']).toBe('gzip')
+      // Compressed on the event loop: the middleware's stream would have sent it chunked, without a length.
+      expect(Number(response.headers['content-length'])).toBeGreaterThan(0)
+      expect(gunzipSync(Buffer.from(await response.body.arrayBuffer())).toString()).toBe(expected)
+    } finally {
+      await server.close()
+    }
   })
 })

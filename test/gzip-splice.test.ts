@@ -65,7 +65,9 @@ describe('AnswerCache.gzip', () => {
     // Kept but never given again: stored, its form not made for the splice (made when asked for alone).
     expect(gzip.includes(kept[2].bytes)).toBe(true)
     expect(gzip.includes(fresh.bytes)).toBe(true)
-    expect(cache.gzip(fresh)).toBeUndefined()
+    // Not kept: compressed for its own response each time, nothing kept with it.
+    expect(gunzipSync(cache.gzip(fresh) as Buffer)).toEqual(fresh.bytes)
+    expect(cache.gzip(fresh)).not.toBe(cache.gzip(fresh))
   })
 
   it('leaves an answer mostly not compressed alone to the compression middleware', () => {

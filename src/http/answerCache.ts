@@ -43,7 +43,10 @@ interface Forms {
   gzip: Buffer | undefined
 }
 
-/** Kept answers up to this size are gzipped once, on the event loop; larger ones as every answer is. */
+/**
+ * Answers up to this size are gzipped on the event loop (kept ones once); larger ones by the compression
+ * middleware's stream.
+ */
 const GZIP_ONCE_MAX_BYTES = 256 * 1024
 
 /**
@@ -111,15 +114,18 @@ export class AnswerCache {
   }
 
   /**
-   * The gzip form of a kept answer, compressed on first use and kept with it: a popular answer is asked for
-   * with Accept-Encoding by nearly every client, and compressing 15 KB again each time costs more than
-   * everything else in answering it. An answer spliced from kept ones (a batch's) is gzipped by splicing
-   * theirs (src/http/gzipSplice.ts). Undefined for any other answer, or one too large to compress here.
+   * The gzip form of an answer. A kept one's is compressed on first use and kept with it: a popular answer
+   * is asked for with Accept-Encoding by nearly every client, and compressing 15 KB again each time costs
+   * more than everything else in answering it. An answer spliced from kept ones (a batch's) is gzipped by
+   * splicing theirs (src/http/gzipSplice.ts). Any other is compressed for this response alone, 0.1 ms for
+   * a page of slots, where the compression middleware's stream through the thread pool held a cold search's
+   * response up by about 2 ms. Undefined for one too large to compress here, or a spliced one left whole.
    */
   gzip(answer: PreparedAnswer): Buffer | undefined {
     const forms = this.#everKept.get(answer)
     if (forms) return this.#gzipOnce(answer, forms)
-    return answer.splicedFrom && this.#gzipSpliced(answer.bytes, answer.splicedFrom)
+    if (answer.splicedFrom) return this.#gzipSpliced(answer.bytes, answer.splicedFrom)
+    return answer.bytes.length <= GZIP_ONCE_MAX_BYTES ? spliceableGzip(answer.bytes) : undefined
   }
 
   #gzipOnce(answer: PreparedAnswer, forms: Forms): Buffer | undefined {

@@ -133,8 +133,8 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, 
       return
     }
   }
-  // Compressed once for every caller that accepts gzip (a batch's spliced from its entries' forms), instead
-  // of by the compression middleware each time.
+  // Compressed here for a caller that accepts gzip (a kept answer once for all of them, a batch's spliced
+  // from its entries' forms), instead of by the compression middleware's stream.
   const gzip =
     answer.bytes.length >= COMPRESS_THRESHOLD &&
     ctx.request.get('Accept-Encoding') !== '' &&

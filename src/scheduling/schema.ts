@@ -1,5 +1,9 @@
 import type { Migration } from '../db/migrate.js'
 
+/** The slots table's two access paths, named so that each query says which one it walks. */
+export const SLOTS_BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
+export const SLOTS_BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): each sync's slots by start
+
 export const SCHEDULING_MIGRATIONS: Migration[] = [
   {
     version: 3,

@@ -1,6 +1,8 @@
 import { cachedStatement, type Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
+import { SLOTS_BY_SERIES, SLOTS_BY_START } from './schema.js'
+import { firstMatches, skipAhead } from './startHours.js'
 import {
   filtersNoSeries,
   membersByPart,
@@ -48,10 +50,6 @@ function slotConditions(filters: SlotFilters): SlotConditions {
   return { slotSql: slot.join(' AND '), slotParams }
 }
 
-/** The slots table's two access paths, named so that each query says which one it walks. */
-const BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
-const BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): each sync's slots by start
-
 /**
  * A compound SELECT has at most 500 terms (SQLite's limit). The merge pads its parts to a power of two, so
  * that a few statements serve every number of parts; 256 is the largest that fits.
@@ -65,8 +63,8 @@ const MAX_MERGED_PARTS = 256
 const PAGE_LIMIT = '@limit + 0'
 
 interface SeriesMatch {
-  /** The matching series that hold slots of the asked status. */
-  series: Series[]
+  /** The matching series that hold slots of the asked status (for every served series: made on first use). */
+  readonly series: Series[]
   /** Their ids as a JSON array, bound as one parameter (made on first use: for every series, a few ms). */
   readonly ids: string
   /** No series-level filter: every served series matches. */
@@ -76,12 +74,8 @@ interface SeriesMatch {
   status: number
 }
 
-function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
-  const status = statusIndex(filters.status)
-  const series = seriesIndex(db)
-    .match(filters)
-    .filter((candidate) => (candidate.counts[status] as number) > 0)
-  if (series.length === 0) return undefined
+/** A match of the series listed. */
+function listedMatch(series: Series[], status: number): SeriesMatch {
   let slots = 0
   for (const candidate of series) slots += candidate.counts[status] as number
   let ids: string | undefined
@@ -91,7 +85,34 @@ function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
       ids ??= JSON.stringify(series.map((candidate) => candidate.id))
       return ids
     },
-    everySeries: filtersNoSeries(filters),
+    everySeries: false,
+    slots,
+    status,
+  }
+}
+
+function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
+  const status = statusIndex(filters.status)
+  const index = seriesIndex(db)
+  const holding = () => index.match(filters).filter((candidate) => (candidate.counts[status] as number) > 0)
+  if (!filtersNoSeries(filters)) {
+    const match = listedMatch(holding(), status)
+    return match.slots === 0 ? undefined : match
+  }
+  // Every served series matches: the index keeps their figures, so no series is looked at unless asked for.
+  const slots = index.servedSlotsOf(status)
+  if (slots === 0) return undefined
+  let match: SeriesMatch | undefined
+  return {
+    get series() {
+      match ??= listedMatch(holding(), status)
+      return match.series
+    },
+    get ids() {
+      match ??= listedMatch(holding(), status)
+      return match.ids
+    },
+    everySeries: true,
     slots,
     status,
   }
@@ -149,7 +170,7 @@ function mergedSql(terms: number, slotSql: string): string {
   let sql = mergedTexts.get(key)
   if (sql === undefined) {
     const term = (n: number) =>
-      `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_START}
+      `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
        WHERE t.part = @part${n} AND ${slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
          AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
     sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
@@ -179,7 +200,7 @@ function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<numbe
   if (series.length === 0) return new Map()
   const rows = cachedStatement(
     db,
-    `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
+    `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
      WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND t.status = @status AND t.start_ms < @startAfter
      GROUP BY t.series_id`,
   )
@@ -193,6 +214,9 @@ function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<numbe
 }
 
 function countMatches(db: Db, match: SeriesMatch, filters: SlotFilters, conditions: SlotConditions) {
+  if (countsByComplement(filters) && match.everySeries && filters.startAfter !== undefined) {
+    return seriesIndex(db).servedFrom(match.status, filters.startAfter).slots
+  }
   if (countsByComplement(filters)) {
     let past = 0
     for (const count of pastCounts(db, match, filters).values()) past += count
@@ -200,7 +224,7 @@ function countMatches(db: Db, match: SeriesMatch, filters: SlotFilters, conditio
   }
   return cachedStatement(
     db,
-    `SELECT count(*) FROM sched_slots t INDEXED BY ${BY_SERIES}
+    `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
      WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql}`,
   )
     .pluck()
@@ -218,7 +242,7 @@ function seriesStats(
   if (!countsByComplement(filters)) {
     const rows = cachedStatement(
       db,
-      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_SERIES}
+      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
        WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql} GROUP BY t.series_id`,
     )
       .raw()
@@ -234,7 +258,7 @@ function seriesStats(
       ? []
       : (cachedStatement(
           db,
-          `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${BY_SERIES}
+          `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
                             WHERE t.series_id = j.value AND ${conditions.slotSql} ORDER BY t.start_ms LIMIT 1)
            FROM json_each(@ids) j`,
         )
@@ -321,23 +345,87 @@ function toSlot(row: SlotRowOut, summaries: SummaryCache): Record<string, unknow
   return slot
 }
 
+/** Offsets below this are walked: a walk of a few hundred rows costs less than summing hours. */
+const SKIP_FROM_OFFSET = 1000
+
+/**
+ * Where a deep page's walk starts: with no latest start, at the last whole hour that does not pass the
+ * offset (startHours.ts), with the offset less the matches before that hour, so the walk reads at most
+ * about an hour of matches. Summing hours costs a step per match (per publisher and hour when every series
+ * matches), so a match set many times larger than the offset is walked instead.
+ */
+function pageStart(
+  db: Db,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  page: Page,
+  total: number,
+): { filters: SlotFilters; page: Page } {
+  const unchanged = { filters, page }
+  if (page.offset < SKIP_FROM_OFFSET || filters.startBefore !== undefined) return unchanged
+  if (!match.everySeries && match.slots > 16 * page.offset) return unchanged
+  const index = seriesIndex(db)
+  const skip = match.everySeries
+    ? skipAhead([], index.servedHours(match.status), total, filters.startAfter, page.offset)
+    : skipAhead(index.hoursOf(match.series, match.status), [], total, filters.startAfter, page.offset)
+  if (!skip) return unchanged
+  return {
+    filters: { ...filters, startAfter: skip.from },
+    page: { limit: page.limit, offset: page.offset - skip.skipped },
+  }
+}
+
+/** A page whose end lies within the first matches of this many times as many series reads only those that can hold it. */
+const NARROW_SHARE = 4
+
+/**
+ * A page near the start of matches spread over many series (one specialty in every state) reads only the
+ * series that can hold it, up to the moment its matches all start before (startHours.ts): a few dozen
+ * series' slots of an hour or so, instead of a walk in every publisher's part to its first member.
+ */
+function narrowed(
+  db: Db,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  page: Page,
+): { match: SeriesMatch; filters: SlotFilters } {
+  const unchanged = { match, filters }
+  const count = page.offset + page.limit
+  if (match.everySeries || filters.startBefore !== undefined) return unchanged
+  if (count * NARROW_SHARE > match.series.length) return unchanged
+  const hours = seriesIndex(db).hoursOf(match.series, match.status)
+  const first = firstMatches(hours, filters.startAfter, count)
+  if (!first) return unchanged
+  return {
+    match: listedMatch(
+      first.indexes.map((index) => match.series[index] as Series),
+      match.status,
+    ),
+    filters: { ...filters, startBefore: first.before - 1 },
+  }
+}
+
 export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
   const match = matchSeries(db, filters)
   if (!match) return { slots: [], total: 0 }
-  const conditions = slotConditions(filters)
-  const total = countMatches(db, match, filters, conditions)
+  const total = countMatches(db, match, filters, slotConditions(filters))
   if (total <= page.offset) return { slots: [], total }
+  const start = pageStart(db, match, filters, page, total)
+  const walk = narrowed(db, match, start.filters, start.page)
+  const conditions = slotConditions(walk.filters)
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.
   // Every served series matches an unfiltered search: the index keeps their members made.
-  const parts = match.everySeries ? seriesIndex(db).allMembers() : membersByPart(match.series)
-  const keys = walksByStart(db, match, parts, page)
+  const parts = walk.match.everySeries ? seriesIndex(db).allMembers() : membersByPart(walk.match.series)
+  const keys = walksByStart(db, walk.match, parts, start.page)
     ? mergedKeys(parts, conditions)
     : {
-        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${BY_SERIES}
-              WHERE ${memberCondition(match)} AND ${conditions.slotSql}
+        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+              WHERE ${memberCondition(walk.match)} AND ${conditions.slotSql}
               ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
-        params: match.everySeries ? conditions.slotParams : { ...conditions.slotParams, ids: match.ids },
+        params: walk.match.everySeries
+          ? conditions.slotParams
+          : { ...conditions.slotParams, ids: walk.match.ids },
       }
   const rows = cachedStatement(
     db,
@@ -350,7 +438,7 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
      JOIN sched_groups g ON g.id = r.group_id
      JOIN publishers p ON p.slug = g.publisher
      ORDER BY t.start_ms, t.id`,
-  ).all({ ...keys.params, limit: page.limit, offset: page.offset }) as SlotRowOut[]
+  ).all({ ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
   const summaries = new SummaryCache()
   return { slots: rows.map((row) => toSlot(row, summaries)), total }
 }
@@ -485,16 +573,8 @@ export function searchGroups(
  */
 export function answerHoldsThrough(db: Db, filters: SlotFilters, now: number): number | undefined {
   if (!filters.startsNow) return undefined
-  // Every stored slot lies in its publisher's part: one seek per part.
-  const next = cachedStatement(
-    db,
-    `SELECT min((SELECT min(t.start_ms) FROM sched_slots t INDEXED BY ${BY_START}
-                 WHERE t.part = p.slot_part AND t.status = @status AND t.start_ms >= @now))
-     FROM publishers p WHERE p.slot_part IS NOT NULL`,
-  )
-    .pluck()
-    .get({ status: statusIndex(filters.status), now }) as number | null
-  return next ?? undefined
+  // The first served slot of the status from now on, whatever the filters: no match can start before it.
+  return seriesIndex(db).servedFrom(statusIndex(filters.status), now).next ?? undefined
 }
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */

@@ -1,5 +1,7 @@
 import { changeGeneration } from '../db/changes.js'
 import { cachedStatement, type Db } from '../db/open.js'
+import { type Tally, tallyAt } from './partTally.js'
+import { type Histogram, loadHours, type PartHours } from './startHours.js'
 import type { AcceptingPatients, Coding, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
 
@@ -22,7 +24,7 @@ export interface Series {
   city: string | undefined
   state: string | undefined
   isVirtual: boolean
-  npis: string[]
+  npis: Set<string>
   serviceCodes: Set<string>
   specialtyCodes: Set<string>
   /** `system|code` of each specialty. */
@@ -117,6 +119,8 @@ class Partition {
   readonly all: Series[] = []
   /** Slots of every status the partition's series hold: the size of a search over all of them. */
   slots = 0
+  /** Per status, in SLOT_STATUSES order: slots of it the partition's series hold. */
+  readonly statusSlots = SLOT_STATUSES.map(() => 0)
   readonly byState = new Map<string, Series[]>()
   readonly byCity = new Map<string, Series[]>()
   readonly byNpi = new Map<string, Series[]>()
@@ -126,6 +130,10 @@ class Partition {
   readonly byGroupKey = new Map<string, Series[]>()
 
   #members: PartMembers[] | undefined
+  /** Per status: its slots counted at the moment of the last search from a moment (see partTally.ts). */
+  readonly #tallies: (Tally | undefined)[] = []
+  /** Per status: its slots' start hours, read by the first deep page (see startHours.ts). */
+  readonly #hours: (PartHours | undefined)[] = []
 
   constructor(readonly part: number) {}
 
@@ -135,9 +143,38 @@ class Partition {
     return this.#members
   }
 
+  /** Its slots of the status from `moment` on, kept for the next search; undefined when it serves none. */
+  tally(db: Db, status: number, moment: number): Tally | undefined {
+    const [served] = this.members()
+    if (served === undefined) return undefined
+    const tally = tallyAt(db, served, status, moment, this.#tallies[status])
+    this.#tallies[status] = tally
+    return tally
+  }
+
+  hours(db: Db, status: number): PartHours {
+    let hours = this.#hours[status]
+    if (!hours) {
+      const [served] = this.members()
+      hours = served
+        ? loadHours(
+            db,
+            served,
+            status,
+            this.all.map((series) => series.id),
+          )
+        : { bySeries: new Map(), served: { first: 0, counts: new Int32Array(0) } }
+      this.#hours[status] = hours
+    }
+    return hours
+  }
+
   add(series: Series) {
     this.all.push(series)
-    for (const count of series.counts) this.slots += count
+    series.counts.forEach((count, status) => {
+      this.slots += count
+      this.statusSlots[status] = (this.statusSlots[status] as number) + count
+    })
     if (series.state) push(this.byState, series.state, series)
     if (series.city) push(this.byCity, series.city, series)
     for (const npi of series.npis) push(this.byNpi, npi, series)
@@ -147,30 +184,37 @@ class Partition {
     push(this.byGroupKey, series.groupKey, series)
   }
 
-  /** The smallest list that surely holds every match: the most selective indexed filter's. */
-  candidates(filters: SeriesFilters): Series[] {
-    const lists: Series[][] = [this.all]
-    const union = (index: Map<string, Series[]>, keys: string[]) =>
-      keys.length === 1 ? (index.get(keys[0] as string) ?? []) : keys.flatMap((key) => index.get(key) ?? [])
-    if (filters.state !== undefined) lists.push(union(this.byState, [filters.state]))
-    if (filters.city !== undefined) lists.push(union(this.byCity, [filters.city]))
-    if (filters.npi) lists.push(union(this.byNpi, filters.npi))
-    if (filters.serviceTypeCode) lists.push(union(this.byServiceCode, filters.serviceTypeCode))
-    if (filters.specialty) {
-      lists.push([
-        ...union(
-          this.bySpecialtyCode,
-          filters.specialty.filter((value) => !value.includes('|')),
-        ),
-        ...union(
-          this.bySpecialtyToken,
-          filters.specialty.filter((value) => value.includes('|')),
-        ),
+  /** The smallest list that surely holds every match, each series once: the most selective indexed filter's. */
+  candidates(wanted: Wanted): Series[] {
+    let smallest = this.all
+    const consider = (lists: (Series[] | undefined)[]) => {
+      let size = 0
+      for (const list of lists) size += list?.length ?? 0
+      // A union's size is at most the sum of its lists': one that cannot be smaller is not made.
+      if (size < smallest.length) smallest = union(lists)
+    }
+    const lookUp = (index: Map<string, Series[]>, keys: string[]) => keys.map((key) => index.get(key))
+    if (wanted.state !== undefined) consider([this.byState.get(wanted.state)])
+    if (wanted.city !== undefined) consider([this.byCity.get(wanted.city)])
+    if (wanted.npi) consider(lookUp(this.byNpi, wanted.npi))
+    if (wanted.serviceTypeCode) consider(lookUp(this.byServiceCode, wanted.serviceTypeCode))
+    if (wanted.specialtyCodes && wanted.specialtyTokens) {
+      consider([
+        ...lookUp(this.bySpecialtyCode, wanted.specialtyCodes),
+        ...lookUp(this.bySpecialtyToken, wanted.specialtyTokens),
       ])
     }
-    if (filters.groupKeys[0] !== undefined) lists.push(union(this.byGroupKey, [filters.groupKeys[0]]))
-    return lists.reduce((smallest, list) => (list.length < smallest.length ? list : smallest))
+    if (wanted.groupKeys[0] !== undefined) consider([this.byGroupKey.get(wanted.groupKeys[0])])
+    return smallest
   }
+}
+
+const NONE: Series[] = []
+
+/** Every series of the lists once: a series can be listed under several of the values asked for. */
+function union(lists: (Series[] | undefined)[]): Series[] {
+  if (lists.length === 1) return lists[0] ?? NONE
+  return [...new Set(lists.flatMap((list) => list ?? NONE))]
 }
 
 function push<T>(map: Map<string, T[]>, key: string, value: T) {
@@ -179,31 +223,49 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
   else map.set(key, [value])
 }
 
-/** Every condition of the filters (city and state lower-cased), checked on one series. */
-function matches(series: Series, filters: SeriesFilters): boolean {
-  if (filters.publisher !== undefined && series.publisher !== filters.publisher) return false
-  if (filters.state !== undefined && series.state !== filters.state) return false
-  if (filters.city !== undefined && series.city !== filters.city) return false
-  if (filters.isVirtual !== undefined && series.isVirtual !== filters.isVirtual) return false
-  if (filters.appointmentType !== undefined && series.appointmentType !== filters.appointmentType)
-    return false
+/** The filters made ready to test series with, once per search: city and state lower-cased, specialties split by form. */
+interface Wanted extends Omit<SeriesFilters, 'specialty'> {
+  specialtyCodes?: string[]
+  specialtyTokens?: string[]
+}
+
+function wantedOf({ specialty, ...filters }: SeriesFilters): Wanted {
+  return {
+    ...filters,
+    city: filters.city?.toLowerCase(),
+    state: filters.state?.toLowerCase(),
+    specialtyCodes: specialty?.filter((value) => !value.includes('|')),
+    specialtyTokens: specialty?.filter((value) => value.includes('|')),
+  }
+}
+
+function hasAny(set: ReadonlySet<string>, values: readonly string[]): boolean {
+  for (const value of values) if (set.has(value)) return true
+  return false
+}
+
+/** Every condition of the filters, checked on one series. */
+function matches(series: Series, wanted: Wanted): boolean {
+  if (wanted.publisher !== undefined && series.publisher !== wanted.publisher) return false
+  if (wanted.state !== undefined && series.state !== wanted.state) return false
+  if (wanted.city !== undefined && series.city !== wanted.city) return false
+  if (wanted.isVirtual !== undefined && series.isVirtual !== wanted.isVirtual) return false
+  if (wanted.appointmentType !== undefined && series.appointmentType !== wanted.appointmentType) return false
   // A series that declares no patient type matches any requested value.
-  if (filters.acceptingPatients !== undefined && series.accepting !== null) {
-    if (series.accepting !== filters.acceptingPatients) return false
+  if (wanted.acceptingPatients !== undefined && series.accepting !== null) {
+    if (series.accepting !== wanted.acceptingPatients) return false
   }
-  if (filters.npi && !filters.npi.some((npi) => series.npis.includes(npi))) return false
-  if (filters.serviceTypeCode && !filters.serviceTypeCode.some((code) => series.serviceCodes.has(code))) {
-    return false
-  }
+  if (wanted.npi && !hasAny(series.npis, wanted.npi)) return false
+  if (wanted.serviceTypeCode && !hasAny(series.serviceCodes, wanted.serviceTypeCode)) return false
   if (
-    filters.specialty &&
-    !filters.specialty.some((value) =>
-      value.includes('|') ? series.specialtyTokens.has(value) : series.specialtyCodes.has(value),
-    )
+    wanted.specialtyCodes &&
+    wanted.specialtyTokens &&
+    !hasAny(series.specialtyCodes, wanted.specialtyCodes) &&
+    !hasAny(series.specialtyTokens, wanted.specialtyTokens)
   ) {
     return false
   }
-  return filters.groupKeys.every((key) => series.groupKey === key)
+  return wanted.groupKeys.every((key) => series.groupKey === key)
 }
 
 interface SeriesRow {
@@ -243,7 +305,7 @@ function toSeries(row: SeriesRow, part: number): Series {
     city: row.city?.toLowerCase(),
     state: row.state?.toLowerCase(),
     isVirtual: row.is_virtual === 1,
-    npis: JSON.parse(row.npis) as string[],
+    npis: new Set(JSON.parse(row.npis) as string[]),
     serviceCodes: new Set(serviceTypes.map((coding) => coding.code)),
     specialtyCodes: new Set(specialties.map((coding) => coding.code)),
     specialtyTokens: new Set(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
@@ -267,18 +329,16 @@ export class SeriesIndex {
   /** The served series matching every filter, after bringing changed publishers up to date. */
   match(filters: SeriesFilters): Series[] {
     this.refresh()
-    // City and state match regardless of case: lower-case them once, not per series.
-    const normalized = { ...filters, city: filters.city?.toLowerCase(), state: filters.state?.toLowerCase() }
     const found: Series[] = []
     if (filtersNoSeries(filters)) {
       for (const partition of this.#partitions.values())
         for (const series of partition.all) found.push(series)
       return found
     }
+    const wanted = wantedOf(filters)
     for (const [slug, partition] of this.#partitions) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
-      for (const series of partition.candidates(normalized))
-        if (matches(series, normalized)) found.push(series)
+      for (const series of partition.candidates(wanted)) if (matches(series, wanted)) found.push(series)
     }
     return found
   }
@@ -288,6 +348,50 @@ export class SeriesIndex {
     let slots = 0
     for (const slug of publishers) slots += this.#partitions.get(slug)?.slots ?? 0
     return slots
+  }
+
+  /** Slots of the status every served series holds (at any time), after bringing changed publishers up to date. */
+  servedSlotsOf(status: number): number {
+    this.refresh()
+    let slots = 0
+    for (const partition of this.#partitions.values()) slots += partition.statusSlots[status] as number
+    return slots
+  }
+
+  /**
+   * What a search from `moment` over every served series needs: how many slots of the status start at or
+   * after it, and the first such start (null when none is left).
+   */
+  servedFrom(status: number, moment: number): { slots: number; next: number | null } {
+    this.refresh()
+    let slots = 0
+    let next: number | null = null
+    for (const partition of this.#partitions.values()) {
+      const tally = partition.tally(this.db, status, moment)
+      if (!tally) continue
+      slots += (partition.statusSlots[status] as number) - tally.before
+      if (tally.next !== null && (next === null || tally.next < next)) next = tally.next
+    }
+    return { slots, next }
+  }
+
+  /** The start hours of these served series' slots of the status (see startHours.ts), as of the last refresh. */
+  hoursOf(series: Series[], status: number): Int32Array[] {
+    const none = new Int32Array(0)
+    let partition: Partition | undefined
+    let publisher: string | undefined
+    return series.map((entry) => {
+      if (entry.publisher !== publisher) {
+        publisher = entry.publisher
+        partition = this.#partitions.get(publisher)
+      }
+      return partition?.hours(this.db, status).bySeries.get(entry.id) ?? none
+    })
+  }
+
+  /** The start hours of every served series' slots of the status, summed per publisher, as of the last refresh. */
+  servedHours(status: number): Histogram[] {
+    return [...this.#partitions.values()].map((partition) => partition.hours(this.db, status).served)
   }
 
   /** Every served series as members of its part, as of the last refresh. */

@@ -1,0 +1,206 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../src/db/open.js'
+import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
+import { SERVED_SERIES } from '../src/scheduling/seriesIndex.js'
+import { syncPublisher } from '../src/scheduling/sync.js'
+import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
+import { writeStu1Feed } from './support/stu1Feed.js'
+
+/**
+ * A deep page starts its walk at the last whole hour before it, and a page of the first few matches of many
+ * series reads only the series that can hold it, both found from each series' start hours
+ * (src/scheduling/startHours.ts). Each must list exactly the slots the plain ordered query lists at that offset:
+ * hour boundaries, many slots on one start, past, nopt and busy slots, and slots of a disabled publisher all
+ * sit among them.
+ */
+
+const EXT = 'http://hl7.org/fhir/uv/smart-scheduling-links/StructureDefinition/'
+const SCHEDULES = ['sch-smith', 'sch-jones', 'sch-flu', 'sch-walkin', 'sch-smith-role-only']
+const STATUSES = ['free', 'free', 'free', 'busy']
+const PATIENT_TYPES = [undefined, 'newpt', 'existptonly', 'nopt']
+
+let server: TestServer
+let feedDir: string
+let db: Db
+let syncedAt = Date.parse(DEFAULT_NOW)
+
+/** About 10,000 slots over four days around DEFAULT_NOW, on whole hours and between them, many sharing a start. */
+function writeSlots(dir: string, seed: number) {
+  let state = seed
+  const next = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31
+    return state / 2 ** 31
+  }
+  const base = Date.parse('2026-11-20T00:00:00Z')
+  const lines: string[] = []
+  for (let n = 0; n < 10_000; n++) {
+    // Quarter hours: every fourth start is on the hour, and each start is shared by several slots.
+    const start = base + Math.floor(next() * 4 * 24 * 4) * 900_000
+    const patientType = PATIENT_TYPES[Math.floor(next() * PATIENT_TYPES.length)]
+    lines.push(
+      JSON.stringify({
+        resourceType: 'Slot',
+        id: `g${n}`,
+        schedule: { reference: `Schedule/${SCHEDULES[Math.floor(next() * SCHEDULES.length)]}` },
+        status: STATUSES[Math.floor(next() * STATUSES.length)],
+        start: new Date(start).toISOString(),
+        end: new Date(start + 900_000).toISOString(),
+        ...(patientType
+          ? { extension: [{ url: `${EXT}patient-type`, valueCoding: { code: patientType } }] }
+          : {}),
+      }),
+    )
+  }
+  writeFileSync(join(dir, 'slots.ndjson'), `${lines.join('\n')}\n`)
+  const manifest = join(dir, '$bulk-publish')
+  writeFileSync(
+    manifest,
+    readFileSync(manifest, 'utf8').replace(/("note":"[^"]*",)?"request"/, `"note":"${seed}","request"`),
+  )
+}
+
+async function sync(slug: string) {
+  syncedAt += 61_000 // past the once-a-minute guard
+  expect((await syncPublisher(db, slug, { clock: () => syncedAt })).outcome).toBe('synced')
+}
+
+/** The oracle: the page straight from SQL, every served match in start then id order. */
+function plainPage(where: string, params: unknown[], limit: number, offset: number): string[] {
+  return db
+    .prepare(
+      `SELECT t.id FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
+       WHERE ${SERVED_SERIES} AND ${where} ORDER BY t.start_ms, t.id LIMIT ? OFFSET ?`,
+    )
+    .pluck()
+    .all(...params, limit, offset) as string[]
+}
+
+const CASES: [query: string, where: string, params: unknown[]][] = [
+  ['', 't.status = 0 AND t.start_ms >= ?', [Date.parse(DEFAULT_NOW)]],
+  ['includePast=true', 't.status = 0', []],
+  ['status=busy&includePast=true', 't.status = 1', []],
+  // Not on an hour: the matches before the first whole hour are counted by subtraction.
+  [
+    'startAfter=2026-11-21T13:17:00Z',
+    't.status = 0 AND t.start_ms >= ?',
+    [Date.parse('2026-11-21T13:17:00Z')],
+  ],
+  ['serviceTypeCode=57&includePast=true', `t.status = 0 AND r.service_types LIKE '%"code":"57"%'`, []],
+  ['isVirtual=true&includePast=true', 't.status = 0 AND r.is_virtual = 1', []],
+  [
+    'acceptingPatients=newpt',
+    `t.status = 0 AND (r.accepting IS NULL OR r.accepting = 'newpt') AND t.start_ms >= ?`,
+    [Date.parse(DEFAULT_NOW)],
+  ],
+  // Both specialties of one schedule: each of its series listed once.
+  [
+    'specialty=394802001,http://snomed.info/sct|419772000&includePast=true',
+    `t.status = 0 AND r.specialties LIKE '%394802001%'`,
+    [],
+  ],
+]
+
+async function expectPagesAsPlain() {
+  for (const [query, where, params] of CASES) {
+    const total = db
+      .prepare(
+        `SELECT count(*) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id WHERE ${SERVED_SERIES} AND ${where}`,
+      )
+      .pluck()
+      .get(...params) as number
+    expect(total).toBeGreaterThan(1000)
+    for (const [limit, offset] of [
+      // Near the start: pages of the first few matches read only the series that can hold them.
+      [1, 0],
+      [3, 0],
+      [4, 1],
+      [2, 2],
+      [25, 1000],
+      [1, 1001],
+      [7, 1234],
+      [100, Math.floor(total / 2)],
+      [25, total - 10],
+      [3, total - 1],
+    ] as const) {
+      const response = await server.get(
+        `/v1/scheduling/slots?${query}&limit=${limit}&offset=${offset}`,
+        bearer(server.key),
+      )
+      expect(response.status).toBe(200)
+      const listed = response.json.slots.map((slot: { id: string }) => slot.id)
+      expect({ query, offset, total: response.json.total, listed }).toEqual({
+        query,
+        offset,
+        total,
+        listed: plainPage(where, params, limit, offset),
+      })
+    }
+  }
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ plan: 'scale' })
+  db = server.server.db
+  feedDir = mkdtempSync(join(tmpdir(), 'svc-deep-'))
+  for (const [slug, seed] of [
+    ['one', 1],
+    ['two', 2],
+  ] as const) {
+    writeStu1Feed(join(feedDir, slug))
+    writeSlots(join(feedDir, slug), seed)
+    addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
+    await sync(slug)
+  }
+})
+afterAll(async () => {
+  await server.close()
+  rmSync(feedDir, { recursive: true, force: true })
+})
+
+describe('deep pages', () => {
+  it('list what the plain ordered query lists at the same offset', async () => {
+    await expectPagesAsPlain()
+  })
+
+  it('still do after a publisher is disabled and after a re-sync of changed slots', async () => {
+    setPublisherEnabled(db, 'two', false)
+    await expectPagesAsPlain()
+    setPublisherEnabled(db, 'two', true)
+    writeSlots(join(feedDir, 'one'), 3)
+    await sync('one')
+    await expectPagesAsPlain()
+  })
+
+  it('still do as the clock moves past whole hours', async () => {
+    try {
+      for (const now of [
+        '2026-11-21T11:00:00.000Z',
+        '2026-11-21T11:00:00.001Z',
+        '2026-11-22T07:45:00.000Z',
+      ]) {
+        server.setNow(now)
+        const where = 't.status = 0 AND t.start_ms >= ?'
+        const total = db
+          .prepare(
+            `SELECT count(*) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id WHERE ${SERVED_SERIES} AND ${where}`,
+          )
+          .pluck()
+          .get(Date.parse(now)) as number
+        for (const offset of [1000, total - 5]) {
+          const response = await server.get(
+            `/v1/scheduling/slots?limit=10&offset=${offset}`,
+            bearer(server.key),
+          )
+          expect(response.json.slots.map((slot: { id: string }) => slot.id)).toEqual(
+            plainPage(where, [Date.parse(now)], 10, offset),
+          )
+        }
+      }
+    } finally {
+      server.setNow(DEFAULT_NOW)
+    }
+  })
+})

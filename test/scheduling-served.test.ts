@@ -1,0 +1,172 @@
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../src/db/open.js'
+import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
+import type { SlotStatus } from '../src/scheduling/resources.js'
+import { answerHoldsThrough, searchSlots, type SlotFilters } from '../src/scheduling/search.js'
+import { SERVED_SERIES, statusIndex } from '../src/scheduling/seriesIndex.js'
+import { syncPublisher } from '../src/scheduling/sync.js'
+import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
+import { writeStu1Feed } from './support/stu1Feed.js'
+
+/**
+ * A search over every served series takes its count, and the moment its answer stops holding, from figures
+ * kept per publisher and brought forward as the clock moves (src/scheduling/partTally.ts) instead of
+ * looking at each series. Whatever happened before (a sync, a disable, the clock moving either way), they
+ * must say what the plain query over the slots table says.
+ */
+
+const FIXTURE = join(import.meta.dirname, '../../shared/fixtures/scheduling/smart-examples')
+
+let server: TestServer
+let feedDir: string
+let db: Db
+
+/** Syncs run on a clock of their own, a minute apart (past the once-a-minute guard); searches name their moment. */
+let syncedAt = Date.parse(DEFAULT_NOW)
+const sync = async (slug: string) => {
+  syncedAt += 61_000
+  expect((await syncPublisher(db, slug, { clock: () => syncedAt })).outcome).toBe('synced')
+}
+
+/** The oracle: served slots of the status from `now` on, counted and their first start, straight from SQL. */
+function plain(status: SlotStatus, now: number) {
+  const [total, next] = db
+    .prepare(
+      `SELECT count(*), min(t.start_ms) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
+       WHERE ${SERVED_SERIES} AND t.status = ? AND t.start_ms >= ?`,
+    )
+    .raw()
+    .get(statusIndex(status), now) as [number, number | null]
+  return {
+    total,
+    first: next === null ? undefined : new Date(next).toISOString(),
+    through: next ?? undefined,
+  }
+}
+
+/** The same, as the unfiltered search from `now` answers it. */
+function searched(status: SlotStatus, now: number) {
+  const filters: SlotFilters = { status, startAfter: now, startsNow: true, groupKeys: [] }
+  const { slots, total } = searchSlots(db, filters, { limit: 1, offset: 0 })
+  return {
+    total,
+    first: slots[0]?.start as string | undefined,
+    through: answerHoldsThrough(db, filters, now),
+  }
+}
+
+/** Every stored slot's start (any publisher, status or patient type), a ms either side, and the far ends. */
+function moments(): number[] {
+  const starts = db.prepare('SELECT DISTINCT start_ms FROM sched_slots').pluck().all() as number[]
+  const around = starts.flatMap((start) => [start - 1, start, start + 1])
+  return [...new Set([Number.MIN_SAFE_INTEGER, 0, ...around, Date.parse('2100-01-01T00:00:00Z')])].sort(
+    (a, b) => a - b,
+  )
+}
+
+function expectSameAtEvery(order: number[]) {
+  for (const status of ['free', 'busy'] as const) {
+    for (const now of order) expect({ now, ...searched(status, now) }).toEqual({ now, ...plain(status, now) })
+  }
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ plan: 'scale' })
+  db = server.server.db
+  feedDir = mkdtempSync(join(tmpdir(), 'svc-served-'))
+  cpSync(FIXTURE, join(feedDir, 'smart'), { recursive: true })
+  writeStu1Feed(join(feedDir, 'stu1'))
+  writeStu1Feed(join(feedDir, 'stu1-copy'))
+  for (const slug of ['smart', 'stu1', 'stu1-copy']) {
+    addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
+    await sync(slug)
+  }
+})
+afterAll(async () => {
+  await server.close()
+  rmSync(feedDir, { recursive: true, force: true })
+})
+
+describe('unfiltered search from a moment', () => {
+  it('counts as the plain query does as the clock passes each start, forward, back and jumping', () => {
+    const forward = moments()
+    expectSameAtEvery(forward)
+    expectSameAtEvery([...forward].reverse())
+    // Far jumps both ways: odd places first, then even ones from the end.
+    expectSameAtEvery([
+      ...forward.filter((_, index) => index % 2 === 1),
+      ...forward.filter((_, index) => index % 2 === 0).reverse(),
+    ])
+  })
+
+  it('never counts nopt slots nor waits for one: the answer holds through the next served start', () => {
+    // stu1's r1 (nopt, 2026-11-22T16:00Z) lies between f2 (15:10Z) and s1 (2026-11-23T14:00Z).
+    const now = Date.parse('2026-11-22T15:10:00.001Z')
+    expect(searched('free', now)).toMatchObject({
+      first: '2026-11-23T14:00:00.000Z',
+      through: Date.parse('2026-11-23T14:00:00Z'),
+    })
+  })
+
+  it('follows a disable and an enable of a publisher', () => {
+    const order = moments()
+    setPublisherEnabled(db, 'stu1', false)
+    expectSameAtEvery(order)
+    setPublisherEnabled(db, 'stu1-copy', false)
+    expectSameAtEvery(order)
+    expect(searched('free', Date.parse(DEFAULT_NOW)).total).toBe(0)
+    setPublisherEnabled(db, 'stu1', true)
+    setPublisherEnabled(db, 'stu1-copy', true)
+    expectSameAtEvery(order)
+  })
+
+  it('follows a re-sync that adds and drops slots', async () => {
+    const now = Date.parse(DEFAULT_NOW)
+    const before = searched('free', now)
+    const slotsFile = join(feedDir, 'stu1', 'slots.ndjson')
+    // Drops s1 and adds one slot before every other: the first start and the count both move.
+    const lines = readFileSync(slotsFile, 'utf8')
+      .split('\n')
+      .filter((line) => !line.includes('"id":"s1"'))
+    writeFileSync(slotsFile, lines.join('\n'))
+    appendFileSync(
+      slotsFile,
+      `${JSON.stringify({
+        resourceType: 'Slot',
+        id: 'early',
+        schedule: { reference: 'Schedule/sch-jones' },
+        status: 'free',
+        start: '2026-11-21T11:00:00Z',
+        end: '2026-11-21T11:20:00Z',
+      })}\n`,
+    )
+    const manifest = join(feedDir, 'stu1', '$bulk-publish')
+    writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('"request"', '"note":"again","request"'))
+    await sync('stu1')
+    const after = searched('free', now)
+    expect(after).toEqual(plain('free', now))
+    expect(after.total).toBe(before.total)
+    expect(after.first).toBe('2026-11-21T11:00:00.000Z')
+    expectSameAtEvery(moments())
+  })
+
+  it('answers over HTTP as the plain query does while the clock moves, kept answers included', async () => {
+    try {
+      for (const now of moments().filter((moment) => moment > Date.parse('2026-01-01T00:00:00Z'))) {
+        server.setNow(now)
+        const response = await server.get('/v1/scheduling/slots?limit=1', bearer(server.key))
+        const { total, first } = plain('free', now)
+        expect({ now, total: response.json.total, first: response.json.slots[0]?.start }).toEqual({
+          now,
+          total,
+          first,
+        })
+      }
+    } finally {
+      server.setNow(DEFAULT_NOW)
+    }
+  })
+})
