@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate, schemaVersion } from '../src/db/migrate.js'
 import { MIGRATIONS } from '../src/db/migrations.js'
 import { openDatabase } from '../src/db/open.js'
-import { addPublisher } from '../src/scheduling/publishers.js'
+import { addPublisher, removePublisher } from '../src/scheduling/publishers.js'
 import { searchSlots, type SlotFilters } from '../src/scheduling/search.js'
 import { syncPublisher } from '../src/scheduling/sync.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
@@ -93,18 +93,37 @@ describe('slot parts', () => {
     expect(parts).toEqual([partOf('smart'), partOf('stu1-copy'), partOf('stu1')].sort((a, b) => a - b))
     expect(await walk('includePast=true', 2)).toEqual(listing)
   })
+
+  it('a publisher removed, added again and synced between two searches is served from its new sync', async () => {
+    const db = server.server.db
+    const highest = () => db.prepare('SELECT max(slot_part) FROM publishers').pluck().get() as number
+    // stu1 holds the highest part (the test before re-synced it), and this server's index has loaded it.
+    expect(db.prepare('SELECT slot_part FROM publishers WHERE slug = ?').pluck().get('stu1')).toBe(highest())
+    expect(
+      (await walk('includePast=true&npi=1987654321', 100)).filter((id) => id.startsWith('stu1:')),
+    ).toEqual(['stu1:j1', 'stu1:j2'])
+    removePublisher(db, 'stu1')
+    addPublisher(db, { slug: 'stu1', manifestUrl: join(feedDir, 'smart', '$bulk-publish') })
+    expect((await sync('stu1')).outcome).toBe('synced')
+
+    const smart = await walk('includePast=true', 100)
+    const asStu1 = smart.filter((id) => id.startsWith('smart:')).map((id) => id.replace('smart:', 'stu1:'))
+    expect(smart.filter((id) => id.startsWith('stu1:')).sort()).toEqual(asStu1.sort())
+  })
 })
 
 describe('migration 5', () => {
   it('upgrades a version-4 store in place: every slot found again, in the same order', async () => {
     const path = join(feedDir, 'upgrade.db')
     const clock = () => Date.parse('2026-11-21T10:00:00Z')
-    // A store as version 5 left it, with slots, then taken back to version 4's shape: one by-start index over
-    // every publisher, no parts.
+    // A store as version 5 left it (with 33's part counter, which a sync now needs), with slots, then taken
+    // back to version 4's shape: one by-start index over every publisher, no parts.
     const db = new Database(path)
     migrate(
       db,
-      MIGRATIONS.filter((migration) => migration.version <= 5),
+      MIGRATIONS.filter(
+        (migration) => migration.version <= 5 || migration.name === 'scheduling-part-counter',
+      ),
     )
     for (const slug of ['smart', 'stu1-copy']) {
       addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
@@ -118,6 +137,7 @@ describe('migration 5', () => {
       DROP INDEX sched_slots_by_part_start;
       ALTER TABLE sched_slots DROP COLUMN part;
       ALTER TABLE publishers DROP COLUMN slot_part;
+      DROP TABLE sched_part_counter;
       CREATE INDEX sched_slots_by_start ON sched_slots(status, start_ms, id);
       PRAGMA user_version = 4;
     `)

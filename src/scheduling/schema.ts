@@ -111,4 +111,15 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
       CREATE INDEX sched_slots_by_part_start ON sched_slots(part, status, start_ms, id);
     `,
   },
+  {
+    version: 33,
+    name: 'scheduling-part-counter',
+    // Parts were numbered highest + 1, so a publisher removed while it held the highest part, added again and
+    // synced took the old number back, and a server that had not searched in between went on serving the old
+    // sync's series for it (seriesIndex.ts reloads a publisher when its part changes). A counter never goes back.
+    sql: `
+      CREATE TABLE sched_part_counter (last INTEGER NOT NULL);
+      INSERT INTO sched_part_counter SELECT coalesce(max(slot_part), 0) FROM publishers;
+    `,
+  },
 ]

@@ -190,7 +190,10 @@ async function importFeed(
     deletePublisherSlots(db, publisher.slug)
     // The sync's slots go to a part of their own (see migration 5): they sit together in the by-start index,
     // so the commit writes few of its pages however many publishers are stored.
-    const part = db.prepare('SELECT coalesce(max(slot_part), 0) + 1 FROM publishers').pluck().get() as number
+    const part = db
+      .prepare('UPDATE sched_part_counter SET last = last + 1 RETURNING last')
+      .pluck()
+      .get() as number
     const writer = new SlotWriter(db, publisher.slug, part)
     for (const output of manifest.outputs.filter((candidate) => candidate.type === 'Slot')) {
       const file = displayName(output.url)
