@@ -1,5 +1,6 @@
 import { cachedStatement, type Db } from '../db/open.js'
 import { SLOTS_BY_START } from './schema.js'
+import type { PartMembers } from './seriesIndex.js'
 
 /**
  * The served slots of one part (one publisher's last sync), as what a search from now needs of them: how
@@ -17,36 +18,21 @@ export interface Tally {
   next: number | null
 }
 
-/** The part's served series as a byte per series id from `lo`, 1 for served (nopt series are not). */
-export interface PartServed {
-  part: number
-  lo: number
-  hi: number
-  members: Buffer
-}
-
 const MEMBER = `t.series_id BETWEEN @lo AND @hi AND substr(@members, t.series_id - @lo + 1, 1) = x'01'`
+const partParams = ({ part, lo, hi, members }: PartMembers) => ({ part, lo, hi, members })
 
 /** Served slots of the status starting in [from, to). */
-function countBetween(db: Db, served: PartServed, status: number, from: number, to: number): number {
+function countBetween(db: Db, served: PartMembers, status: number, from: number, to: number): number {
   return cachedStatement(
     db,
     `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
      WHERE t.part = @part AND t.status = @status AND t.start_ms >= @from AND t.start_ms < @to AND ${MEMBER}`,
   )
     .pluck()
-    .get({
-      part: served.part,
-      lo: served.lo,
-      hi: served.hi,
-      members: served.members,
-      status,
-      from,
-      to,
-    }) as number
+    .get({ ...partParams(served), status, from, to }) as number
 }
 
-function nextFrom(db: Db, served: PartServed, status: number, moment: number): number | null {
+function nextFrom(db: Db, served: PartMembers, status: number, moment: number): number | null {
   const next = cachedStatement(
     db,
     `SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
@@ -54,8 +40,7 @@ function nextFrom(db: Db, served: PartServed, status: number, moment: number): n
      ORDER BY t.start_ms LIMIT 1`,
   )
     .pluck()
-    .get({ part: served.part, lo: served.lo, hi: served.hi, members: served.members, status, moment }) as
-    number | undefined
+    .get({ ...partParams(served), status, moment }) as number | undefined
   return next ?? null
 }
 
@@ -65,7 +50,7 @@ const EARLIEST = Number.MIN_SAFE_INTEGER
 /** The tally at `moment`, from the one kept at an earlier or later moment (or none: counted from the start). */
 export function tallyAt(
   db: Db,
-  served: PartServed,
+  served: PartMembers,
   status: number,
   moment: number,
   kept: Tally | undefined,

@@ -103,14 +103,13 @@ function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
   const slots = index.servedSlotsOf(status)
   if (slots === 0) return undefined
   let match: SeriesMatch | undefined
+  const listed = () => (match ??= listedMatch(holding(), status))
   return {
     get series() {
-      match ??= listedMatch(holding(), status)
-      return match.series
+      return listed().series
     },
     get ids() {
-      match ??= listedMatch(holding(), status)
-      return match.ids
+      return listed().ids
     },
     everySeries: true,
     slots,
@@ -214,10 +213,10 @@ function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<numbe
 }
 
 function countMatches(db: Db, match: SeriesMatch, filters: SlotFilters, conditions: SlotConditions) {
-  if (countsByComplement(filters) && match.everySeries && filters.startAfter !== undefined) {
-    return seriesIndex(db).servedFrom(match.status, filters.startAfter).slots
-  }
   if (countsByComplement(filters)) {
+    if (match.everySeries && filters.startAfter !== undefined) {
+      return seriesIndex(db).servedFrom(match.status, filters.startAfter).slots
+    }
     let past = 0
     for (const count of pastCounts(db, match, filters).values()) past += count
     return match.slots - past
