@@ -199,13 +199,12 @@ describe('upstream failures inside a batch', () => {
   })
 
   it('entries still running when the budget runs out answer 504 inside the 200', async () => {
-    // The source never answers; its 300 ms per attempt, retried, would outlast a 1 s budget with the entries below.
-    fake.script(hang, hang, hang, hang, hang, hang)
+    // The source never answers; its 300 ms per attempt, retried, takes each entry about 0.6 s, and entries
+    // beyond the four that wait side by side start after that: the last ones outlast the 1 s budget.
+    fake.script(...Array.from({ length: 16 }, () => hang))
     const response = await batch([
       'CodeSystem/$lookup?system=http://hl7.org/fhir/administrative-gender&code=male',
-      `CodeSystem/$lookup?system=${LOINC}&code=1`,
-      `CodeSystem/$lookup?system=${LOINC}&code=2`,
-      `CodeSystem/$lookup?system=${LOINC}&code=3`,
+      ...Array.from({ length: 8 }, (_, code) => `CodeSystem/$lookup?system=${LOINC}&code=${code}`),
     ])
     expect(response.status).toBe(200)
     const statuses = response.json.entry.map((e: { response: { status: string } }) => e.response.status)

@@ -93,6 +93,8 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   body?: { maxBytes: number; description: string; parameters?: boolean }
   responses: Record<number, ResponseDoc>
   fhir?: FhirInteraction
+  /** Why a FHIR batch entry may not ask for this endpoint (the batch itself, say); unset: it may. */
+  notInBatch?: string
   handler: (request: EndpointRequest<P>, services: Services) => EndpointResponse | Promise<EndpointResponse>
 }
 

@@ -64,7 +64,10 @@ export function readParametersBody(
       })
       return
     }
-    const valueKeys = Object.keys(entry).filter((key) => VALUE_KEY.test(key))
+    // A null value is a missing value, not the text "null".
+    const valueKeys = Object.keys(entry).filter(
+      (key) => VALUE_KEY.test(key) && entry[key] !== null && entry[key] !== undefined,
+    )
     if (valueKeys.length !== 1) {
       valueIssues.push({
         path: [name],

@@ -19,6 +19,14 @@ const GUIDANCE: Record<string, { when: string; retry: string }> = {
     when: 'The Accept header admits no JSON media type, or (FHIR base) an unserved FHIR release or _format value was asked.',
     retry: 'No; accept JSON.',
   },
+  'request-timeout': {
+    when: 'The request (its headers, or its body) did not arrive in full in time.',
+    retry: 'Yes, once the connection is faster; send the body at once.',
+  },
+  'headers-too-large': {
+    when: 'The request line and headers together exceed 16 KiB (a very long URL, or many cookies).',
+    retry: 'No; send less (a POST with a Parameters body carries long FHIR operation inputs).',
+  },
   'unsupported-media-type': {
     when: 'A body was posted without a JSON content type.',
     retry: 'No; declare JSON.',

@@ -5,23 +5,20 @@ import type { PreparedAnswer } from '../http/answerCache.js'
 import { isStoreUnavailable } from '../db/open.js'
 import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
 import { SplicedJson } from '../http/json.js'
+import { formatMediaType, formatOf } from '../http/middleware/negotiate.js'
 import { storeUnavailable } from '../http/middleware/renderErrors.js'
+import { pathBase } from '../http/pathBase.js'
 import { answerRequest, methodNotAllowed, notFound } from '../http/routes.js'
 
 export const BATCH_MAX_ENTRIES = 100
 export const BATCH_MAX_BYTES = 1024 * 1024
 export const BATCH_BUDGET_MS = 60_000
 
-interface BatchEntry {
-  request?: { method?: unknown; url?: unknown }
-  resource?: unknown
-}
-
 const invalidBundle = (message: string, code = 'invalid') =>
   ApiError.invalid([{ path: ['Bundle'], message, fhirCode: code }], message)
 
 /** Checks the envelope; entries are checked one by one, each failing alone. */
-function readBundle(body: unknown): BatchEntry[] {
+function readBundle(body: unknown): unknown[] {
   const bundle = body as { resourceType?: unknown; type?: unknown; entry?: unknown }
   if (typeof bundle !== 'object' || bundle === null || bundle.resourceType !== 'Bundle') {
     throw invalidBundle('The body must be a Bundle resource')
@@ -41,11 +38,15 @@ function readBundle(body: unknown): BatchEntry[] {
       'too-long',
     )
   }
-  return entries as BatchEntry[]
+  return entries
 }
 
-/** An entry's answer: the same request's answer alone, or what refused it before any endpoint ran. */
-type EntryResult = { status: number; answer: PreparedAnswer } | { status: number; resource: unknown }
+/**
+ * An entry's answer: the same request's answer alone, what refused it before any endpoint ran, or a bare
+ * status (an OPTIONS or HEAD entry, whose answer alone has no body).
+ */
+type EntryResult =
+  { status: number; answer: PreparedAnswer } | { status: number; resource: unknown } | { status: number }
 
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`.trim()
 
@@ -54,7 +55,7 @@ const entryEnds = new Map<number, string>()
 const entryEnd = (status: number) => {
   let end = entryEnds.get(status)
   if (end === undefined) {
-    end = `,"response":{"status":${JSON.stringify(statusLine(status))}}}`
+    end = `"response":{"status":${JSON.stringify(statusLine(status))}}}`
     entryEnds.set(status, end)
   }
   return end
@@ -70,121 +71,113 @@ function entryFailure(status: 400 | 504, message: string, code?: string): EntryR
   return failure(new ApiError(status, { detail: message, fhirCode: code }))
 }
 
-const ENTRY_BASE = `http://base${FHIR_BASE}/`
-/** Resolved entry paths kept; past this the oldest is forgotten. */
-const REMEMBERED_PATHS = 1024
-/** Where an entry's path ends, or a character the URL parser strips or encodes. */
-const PATH_END = /[?#\x00-\x20\x7f]/
-const STRIPPED = /[\x00-\x20\x7f]/
+/** Characters no request line can carry: an entry URL holding one could not be sent alone either. */
+const UNSENDABLE = /[\x00-\x20\x7f]/
 
-/** Why every entry with a path is refused before any endpoint is asked, whatever its method and query. */
-type PathRefusal = 'reconcile' | 'outside' | 'nested' | undefined
-
-interface EntryPath {
-  host: string
-  pathname: string
-  refusal: PathRefusal
-}
-
-const resolvedPaths = new Map<string, EntryPath>()
-
-function entryPath(host: string, pathname: string): EntryPath {
-  let refusal: PathRefusal
-  if (pathname.includes('$reconcile-medications')) refusal = 'reconcile'
-  else if (host !== 'base' || !(pathname === FHIR_BASE || pathname.startsWith(`${FHIR_BASE}/`)))
-    refusal = 'outside'
-  else if (pathname === FHIR_BASE || pathname === `${FHIR_BASE}/`) refusal = 'nested'
-  return { host, pathname, refusal }
+/**
+ * Where an entry's URL points, as a lone request to the same URL would see it: the path as written under
+ * the base (not resolved: a lone request's path is matched as sent), and the raw query. An absolute URL
+ * must be under this service's FHIR base. Undefined when it points off the base.
+ */
+export function entryTarget(url: string, baseUrl: string): { path: string; query: string } | undefined {
+  let relative = url
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url)) {
+    const base = `${baseUrl}${FHIR_BASE}`
+    if (url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) return undefined
+    relative = url.slice(base.length)
+  }
+  const hash = relative.indexOf('#')
+  if (hash !== -1) relative = relative.slice(0, hash)
+  const question = relative.indexOf('?')
+  const written = question === -1 ? relative : relative.slice(0, question)
+  const query = question === -1 ? '' : relative.slice(question + 1)
+  const path = `${FHIR_BASE}/${written.replace(/^\/+/, '')}`
+  return pathBase(path) === 'fhir' ? { path, query } : undefined
 }
 
 /**
- * An entry's URL, resolved against the base like any relative URL. Entries of one batch mostly name the
- * same path with different queries, so the path is resolved once per text and the query read on its own:
- * that gives the parameters the whole URL's searchParams would, as long as the URL has no spaces or control
- * characters (which the URL parser strips or encodes); such a URL is parsed whole.
+ * An entry's result, as soon as it is known: most endpoints answer without waiting on anything. The entry
+ * goes through the checks a lone request meets, in the same order (its key and plan are the batch's):
+ * negotiation of `_format`, routing (404, 405, OPTIONS), whether the endpoint may run in a batch, then the
+ * endpoint itself.
  */
-export function entryTarget(url: string): EntryPath & { query: string } {
-  const relative = url.charCodeAt(0) === 0x2f ? url.replace(/^\/+/, '') : url
-  const end = relative.search(PATH_END)
-  const stop = end === -1 ? '' : relative[end]
-  const rest = end === -1 ? '' : relative.slice(end + 1)
-  if ((stop !== '' && stop !== '?' && stop !== '#') || STRIPPED.test(rest)) {
-    const whole = new URL(relative, ENTRY_BASE)
-    return { ...entryPath(whole.host, whole.pathname), query: whole.search.slice(1) }
-  }
-  const path = end === -1 ? relative : relative.slice(0, end)
-  let resolved = resolvedPaths.get(path)
-  if (!resolved) {
-    const { host, pathname } = new URL(path, ENTRY_BASE)
-    resolved = entryPath(host, pathname)
-    if (resolvedPaths.size >= REMEMBERED_PATHS)
-      resolvedPaths.delete(resolvedPaths.keys().next().value as string)
-    resolvedPaths.set(path, resolved)
-  }
-  const hash = stop === '?' ? rest.indexOf('#') : -1
-  const query = stop !== '?' ? '' : hash === -1 ? rest : rest.slice(0, hash)
-  return { host: resolved.host, pathname: resolved.pathname, refusal: resolved.refusal, query }
-}
-
-/** An entry's result, as soon as it is known: most endpoints answer without waiting on anything. */
 function runEntry(
-  entry: BatchEntry,
+  entry: unknown,
   services: Services,
   context: { owner: KeyOwner | undefined; requestId: string; signal: AbortSignal },
 ): EntryResult | Promise<EntryResult> {
-  const method = entry.request?.method
-  const url = entry.request?.url
+  const request =
+    typeof entry === 'object' && entry !== null ? (entry as { request?: unknown }).request : undefined
+  const { method, url } = (typeof request === 'object' && request !== null ? request : {}) as {
+    method?: unknown
+    url?: unknown
+  }
   if (typeof method !== 'string' || typeof url !== 'string' || url === '') {
     return entryFailure(400, 'Each entry needs request.method and a request.url relative to the base')
   }
-  const target = entryTarget(url)
-  if (target.refusal === 'reconcile') {
+  if (UNSENDABLE.test(url)) {
+    return entryFailure(400, 'request.url holds a space or a control character; percent-encode it')
+  }
+  const target = entryTarget(url, services.config.baseUrl)
+  if (!target) return failure(notFound(url))
+  if (target.path.includes('$reconcile-medications')) {
     return entryFailure(
       400,
       '$reconcile-medications is not allowed inside a batch; call it on its own',
       'not-supported',
     )
   }
-  if (target.refusal === 'outside') return failure(notFound(url))
-  if (target.refusal === 'nested') {
-    return entryFailure(400, 'A batch cannot contain another batch', 'not-supported')
-  }
-  const resolution = services.routes.resolve(method.toUpperCase(), target.pathname)
-  if (resolution.kind === 'not-found') return failure(notFound(target.pathname))
-  if (resolution.kind === 'method-not-allowed') return failure(methodNotAllowed(method, resolution.allow))
   try {
+    const format = formatOf(target.query)
+    if (format !== null) formatMediaType(format)
+    const verb = method.toUpperCase()
+    const resolution = services.routes.resolve(verb, target.path)
+    if (resolution.kind === 'not-found') return failure(notFound(target.path))
+    if (resolution.kind === 'method-not-allowed') {
+      return verb === 'OPTIONS' ? { status: 204 } : failure(methodNotAllowed(method, resolution.allow))
+    }
     const { endpoint } = resolution
+    if (endpoint.notInBatch) return entryFailure(400, endpoint.notInBatch, 'not-supported')
     // Under the path and query a lone request has: the two share the answers kept.
     const answer = answerRequest(
       endpoint,
-      target.pathname,
+      target.path,
       target.query,
       {
         pathParams: resolution.pathParams,
-        body: endpoint.body ? entry.resource : undefined,
+        body: endpoint.body ? (entry as { resource?: unknown }).resource : undefined,
         ...context,
       },
       services,
     )
-    return answer instanceof Promise ? answer.then(answered, refused) : answered(answer)
+    const done = verb === 'HEAD' ? headOnly : answered
+    return answer instanceof Promise ? answer.then(done, refused) : done(answer)
   } catch (error) {
     return refused(error)
   }
 }
 
 const answered = (answer: PreparedAnswer): EntryResult => ({ status: answer.status, answer })
+const headOnly = (answer: PreparedAnswer): EntryResult => ({ status: answer.status })
 
 const refused = (error: unknown): EntryResult =>
   failure(isStoreUnavailable(error) ? storeUnavailable() : toApiError(error))
 
 /**
- * Runs each entry in order through the same endpoint declarations as a lone request, independently.
- * Entries still running when the budget ends answer 504 inside the 200.
+ * Entries that wait (on a remote source) run this many at a time, so that one slow entry does not hold up
+ * the others, and one batch does not open a hundred upstream requests at once.
+ */
+export const BATCH_CONCURRENT_ENTRIES = 4
+
+/**
+ * Runs every entry through the same endpoint declarations as a lone request, independently: entries that
+ * answer at once in order, entries that wait side by side (at most BATCH_CONCURRENT_ENTRIES at a time),
+ * each with the batch's whole budget. Entries still running when the budget ends answer 504 inside the 200.
  */
 export async function runBatch(
   body: unknown,
   services: Services,
-  context: { owner: KeyOwner | undefined; requestId: string },
+  context: { owner: KeyOwner | undefined; requestId: string; signal?: AbortSignal },
   budgetMs: number,
 ): Promise<SplicedJson> {
   const entries = readBundle(body)
@@ -209,13 +202,29 @@ export async function runBatch(
       { once: true },
     )
   })
-  const entryContext = { ...context, signal: deadline.signal }
-  const results: EntryResult[] = []
+  const signal = context.signal ? AbortSignal.any([deadline.signal, context.signal]) : deadline.signal
+  const entryContext = { owner: context.owner, requestId: context.requestId, signal }
+  const results: EntryResult[] = new Array(entries.length)
+  const waiting = new Set<Promise<void>>()
   try {
-    for (const entry of entries) {
+    for (const [index, entry] of entries.entries()) {
+      if (deadline.signal.aborted) {
+        results[index] = await expired
+        continue
+      }
       const result = runEntry(entry, services, entryContext)
-      results.push(result instanceof Promise ? await Promise.race([result, expired]) : result)
+      if (!(result instanceof Promise)) {
+        results[index] = result
+        continue
+      }
+      const settled: Promise<void> = Promise.race([result, expired]).then((done) => {
+        results[index] = done
+        waiting.delete(settled)
+      })
+      waiting.add(settled)
+      if (waiting.size >= BATCH_CONCURRENT_ENTRIES) await Promise.race(waiting)
     }
+    await Promise.all(waiting)
   } finally {
     clearTimeout(timer)
   }
@@ -223,12 +232,12 @@ export async function runBatch(
   const pieces: (string | PreparedAnswer)[] = []
   let text = '{"resourceType":"Bundle","type":"batch-response","entry":['
   for (const [index, result] of results.entries()) {
-    text += index === 0 ? '{"resource":' : ',{"resource":'
+    text += index === 0 ? '{' : ',{'
     if ('answer' in result) {
-      pieces.push(text, result.answer)
-      text = ''
-    } else {
-      text += JSON.stringify(result.resource)
+      pieces.push(`${text}"resource":`, result.answer)
+      text = ','
+    } else if ('resource' in result) {
+      text += `"resource":${JSON.stringify(result.resource)},`
     }
     text += entryEnd(result.status)
   }

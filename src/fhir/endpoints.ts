@@ -43,6 +43,7 @@ export const fhirBaseEndpoints: Endpoint[] = [
     params: {},
     body: { maxBytes: BATCH_MAX_BYTES, description: 'A Bundle of type batch.' },
     fhir: { interaction: 'batch' },
+    notInBatch: 'A batch cannot contain another batch',
     responses: {
       200: { description: 'Bundle of type batch-response, one entry per request entry, in order' },
     },
@@ -50,7 +51,7 @@ export const fhirBaseEndpoints: Endpoint[] = [
       body: await runBatch(
         request.body,
         services,
-        { owner: request.owner, requestId: request.requestId },
+        { owner: request.owner, requestId: request.requestId, signal: request.signal },
         services.batchBudgetMs,
       ),
     }),

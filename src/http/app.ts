@@ -46,7 +46,8 @@ export interface App {
 }
 
 /**
- * request id → compress → errors → negotiate → auth → limits → dispatch, as ARCHITECTURE.md draws it.
+ * request id → compress → errors → auth → limits → negotiate → dispatch. The key check comes first under
+ * /v1, so that a caller without a key hears that before any other fault of its request.
  * On the path every request takes, middleware goes through ctx.request and ctx.response rather than the
  * ctx shorthands (ctx.path, ctx.set): Koa makes those with the delegates package, whose accessors all share
  * one call site V8 cannot specialise, and they cost about 1 µs a request in all.
@@ -87,9 +88,9 @@ export function createApp(options: AppOptions): App {
       onInternalError,
     }),
   )
-  koa.use(negotiate())
   koa.use(authenticate({ realm: new URL(config.baseUrl).host, lookup: keyOwnerLookup(db) }))
   koa.use(enforceLimits({ usage, clock, dashboardUrl: config.dashboardUrl }))
+  koa.use(negotiate())
   koa.use(dispatch(routes, services))
   return { koa, routes, requestLog, usage }
 }

@@ -1,3 +1,5 @@
+import { pathBase } from './pathBase.js'
+
 /**
  * One error type for every failure a handler or middleware can raise, and the two renderers the spec
  * names: RFC 9457 problem outside the FHIR base, OperationOutcome under it.
@@ -18,8 +20,10 @@ export const STATUS_TYPES = {
   404: { slug: 'not-found', title: 'Not found', fhirCode: 'not-found' },
   405: { slug: 'method-not-allowed', title: 'Method not allowed', fhirCode: 'not-supported' },
   406: { slug: 'not-acceptable', title: 'Not acceptable', fhirCode: 'not-supported' },
+  408: { slug: 'request-timeout', title: 'Request timeout', fhirCode: 'timeout' },
   413: { slug: null, title: 'Request body too large', fhirCode: 'too-long' },
   415: { slug: 'unsupported-media-type', title: 'Unsupported media type', fhirCode: 'not-supported' },
+  431: { slug: 'headers-too-large', title: 'Request header fields too large', fhirCode: 'too-long' },
   429: { slug: 'rate-limited', title: 'Rate limited', fhirCode: 'throttled' },
   500: { slug: 'server-error', title: 'Server error', fhirCode: 'exception' },
   502: { slug: null, title: 'Bad gateway', fhirCode: 'exception' },
@@ -63,10 +67,11 @@ export class ApiError extends Error {
 
 export type ErrorShape = 'problem' | 'fhir'
 
-export const FHIR_BASE = '/v1/fhir/r4'
+export { FHIR_BASE } from './pathBase.js'
 
+/** The error shape of a request path's base (src/http/pathBase.ts): any spelling of the FHIR base is FHIR. */
 export function errorShapeFor(path: string): ErrorShape {
-  return path === FHIR_BASE || path.startsWith(`${FHIR_BASE}/`) ? 'fhir' : 'problem'
+  return pathBase(path) === 'fhir' ? 'fhir' : 'problem'
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'

@@ -27,7 +27,9 @@ const REMEMBERED_PATHS = 4096
 
 /** The endpoint table, matched by @koa/router; shared by HTTP routing and the FHIR batch dispatcher. */
 export class Routes {
-  readonly #router = new Router()
+  // Exact paths: any other spelling of a served path (case, escapes) is a 404 after the key check, which
+  // places every spelling by its canonical form (src/http/pathBase.ts).
+  readonly #router = new Router({ sensitive: true })
   readonly #endpoints = new Map<Layer, Endpoint>()
   readonly #documents = new Map<string, unknown>()
   readonly #resolved = new Map<string, Resolution>()

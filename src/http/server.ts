@@ -8,6 +8,7 @@ import { seriesIndex } from '../scheduling/seriesIndex.js'
 import { ensureBundledTerminology } from '../terminology/bundled.js'
 import type { UpstreamTuning } from '../upstream/client.js'
 import { createApp } from './app.js'
+import { answerClientErrors, MAX_HEADER_BYTES } from './clientError.js'
 
 export interface RunningServer {
   url: string
@@ -43,7 +44,7 @@ export async function startServer(
   // Slot search holds every series in memory; load them now rather than on the first search.
   seriesIndex(db).refresh()
   // Listen before building the app so links derived from a port-0 config name the bound port.
-  const server = createServer()
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES })
   server.listen(config.port, config.host)
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
@@ -61,6 +62,7 @@ export async function startServer(
   app.requestLog.start()
   app.usage.start()
   server.on('request', app.koa.callback())
+  server.on('clientError', answerClientErrors({ log: app.requestLog, docsUrl: effective.docsUrl, clock }))
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {
     url: `http://${host}:${port}`,

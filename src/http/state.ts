@@ -1,10 +1,13 @@
 import type { KeyOwner } from '../accounts/keys.js'
 import type { Reservation } from '../accounts/usage.js'
 import type { ErrorShape } from './errors.js'
+import type { PathBase } from './pathBase.js'
 
 /** What the middleware chain learns about a request, in the order it learns it. */
 export interface RequestState {
   requestId: string
+  /** Which base the path belongs to, from its canonical form: decides the key check, negotiation and shape. */
+  base: PathBase
   shape: ErrorShape
   /** The JSON media type a success answer is sent as, from Accept or `_format`. */
   mediaType: string

@@ -2,9 +2,11 @@ import type { Middleware } from 'koa'
 import { checkKeyShape, KEY_PREFIX } from '../../accounts/keyFormat.js'
 import type { KeyOwner } from '../../accounts/keys.js'
 import { ApiError } from '../errors.js'
+import { pathBase } from '../pathBase.js'
 import type { RequestState } from '../state.js'
 
-export const requiresKey = (path: string) => path === '/v1' || path.startsWith('/v1/')
+/** Every spelling of a path under /v1 needs a key (src/http/pathBase.ts). */
+export const requiresKey = (path: string) => pathBase(path) !== 'open'
 
 type Credential = { sent: false } | { sent: true; key: string } | { sent: true; problem: string }
 
@@ -41,7 +43,7 @@ export function authenticate(deps: {
     })
 
   return (ctx, next) => {
-    if (!requiresKey(ctx.request.path)) return next()
+    if (ctx.state.base === 'open') return next()
     const credential = readCredential(ctx.request.get('Authorization'), ctx.request.get('x-api-key'))
     if (!credential.sent) {
       throw unauthorized(

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa'
 import type { UsageCounter } from '../../accounts/usage.js'
 import type { Clock } from '../../clock.js'
 import type { RequestLog } from '../../stats/requestLog.js'
+import { pathBase } from '../pathBase.js'
 import type { RequestState } from '../state.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -42,6 +43,9 @@ export function requestContext(deps: {
     const started = performance.now()
     const requestId = timeOrderedUuid()
     ctx.state.requestId = requestId
+    const base = pathBase(ctx.request.path)
+    ctx.state.base = base
+    ctx.state.shape = base === 'fhir' ? 'fhir' : 'problem'
     ctx.response.set('X-Request-Id', requestId)
     const callerId = ctx.request.get('X-Request-Id')
     if (UUID.test(callerId)) ctx.response.set('X-Correlation-Id', callerId)
