@@ -6,8 +6,8 @@ import { createKey, keyOwnerLookup } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { UsageCounter } from '../src/accounts/usage.js'
 import { resolveConfig } from '../src/config.js'
-import { openDatabase, openStore } from '../src/db/open.js'
-import { type RunningServer, startServer } from '../src/http/server.js'
+import { openDatabase, openStore } from '../src/app/store.js'
+import { type RunningServer, startServer } from '../src/app/server.js'
 import {
   type BareServer,
   formatTable,

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { UserError } from './userError.js'
 
 /**
  * One resolved configuration: flags > environment (SVC_*) > config file > defaults.
@@ -85,7 +86,7 @@ export interface Config {
 
 export const DEFAULT_CONFIG_FILE = 'svc.config.json'
 
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   override name = 'ConfigError'
 }
 

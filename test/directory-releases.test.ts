@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { schemaVersion } from '../src/db/migrate.js'
-import { MIGRATIONS } from '../src/db/migrations.js'
+import { appliedSteps } from '../src/db/migrate.js'
+import { allSteps } from './support/legacyStore.js'
 import { ImportError, importDirectory } from '../src/directory/importer.js'
 import { releaseFileName } from '../src/directory/releases.js'
 import { resolveSources } from '../src/directory/sources.js'
@@ -82,7 +82,7 @@ describe('directory releases, each in a file of its own', () => {
     })
     t = server
     const db = server.server.db
-    expect(schemaVersion(db)).toBe(Math.max(...MIGRATIONS.map((migration) => migration.version)))
+    expect([...appliedSteps(db)].sort()).toEqual([...allSteps('main')].sort())
     expect(db.prepare('SELECT id, state, file FROM directory_releases').all()).toEqual([
       { id: 1, state: 'active', file: null },
     ])

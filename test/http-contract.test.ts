@@ -273,7 +273,7 @@ describe('/openapi.json', () => {
     const operations = Object.entries(response.json.paths as Record<string, Record<string, unknown>>).flatMap(
       ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     )
-    const registered = (await import('../src/api/registry.js')).allEndpoints()
+    const registered = t.server.routes.endpoints
     expect(operations.sort()).toEqual(
       registered.map((e) => `${e.method} ${e.path.replace(/:(\w+)/g, '{$1}')}`).sort(),
     )

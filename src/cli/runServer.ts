@@ -1,6 +1,6 @@
 import { clockFromEnv } from '../clock.js'
 import type { Config } from '../config.js'
-import { startServer } from '../http/server.js'
+import { startServer } from '../app/server.js'
 import { type SyncSchedule, startSyncSchedule } from '../scheduling/syncSchedule.js'
 
 export interface BackgroundSync {

@@ -1,4 +1,5 @@
-import { defineEndpoint, type Endpoint, type Services } from '../api/endpoint.js'
+import type { AppContext } from '../api/domain.js'
+import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
 import { param } from '../api/params.js'
 import { searchsetBundle } from '../fhir/bundle.js'
 import { CursorCodec } from '../fhir/cursor.js'
@@ -10,29 +11,26 @@ import { SEARCH_PARAMS, type SearchKind, type SearchValues, searchRules } from '
 import { RemoteDirectory } from './remote.js'
 import type { DirectorySource } from './source.js'
 
-const sources = new WeakMap<Services, DirectorySource>()
+/** One app's directory: where answers come from, and the codec of its `page` cursors. */
+export interface Directory {
+  source: DirectorySource
+  cursors: CursorCodec
+}
 
-/** The configured source, made once per app: the remote directory when `directoryUrl` is set. */
-function directorySource(services: Services): DirectorySource {
-  let source = sources.get(services)
-  if (!source) {
-    const { config } = services
-    source = config.directoryUrl
-      ? new RemoteDirectory(
-          new UpstreamSource({
-            ...services.upstream,
-            baseUrl: config.directoryUrl,
-            name: 'The directory source',
-            timeoutMs: config.directoryTimeoutMs,
-            headers: config.directoryApiKey
-              ? { authorization: `Bearer ${config.directoryApiKey}` }
-              : undefined,
-          }),
-        )
-      : new LocalDirectory(services.db)
-    sources.set(services, source)
-  }
-  return source
+/** The configured source: the remote directory when `directoryUrl` is set, else the imported release. */
+export function createDirectory({ db, config, clock, upstream }: AppContext): Directory {
+  const source = config.directoryUrl
+    ? new RemoteDirectory(
+        new UpstreamSource({
+          ...upstream,
+          baseUrl: config.directoryUrl,
+          name: 'The directory source',
+          timeoutMs: config.directoryTimeoutMs,
+          headers: config.directoryApiKey ? { authorization: `Bearer ${config.directoryApiKey}` } : undefined,
+        }),
+      )
+    : new LocalDirectory(db)
+  return { source, cursors: new CursorCodec(db, clock) }
 }
 
 const BUNDLE_SCHEMA = {
@@ -81,7 +79,7 @@ const UPSTREAM_ERRORS = {
   504: { description: 'The remote directory did not answer in time' },
 }
 
-function searchEndpoint(kind: SearchKind): Endpoint {
+function searchEndpoint(directory: Directory, kind: SearchKind): Endpoint {
   return defineEndpoint({
     method: 'GET',
     path: `${FHIR_BASE}/${kind}`,
@@ -94,13 +92,13 @@ function searchEndpoint(kind: SearchKind): Endpoint {
     fhir: { resource: kind, interaction: 'search-type' },
     responses: { 200: { description: 'Searchset Bundle', schema: BUNDLE_SCHEMA }, ...UPSTREAM_ERRORS },
     handler: async (request, services) => {
-      const codec = new CursorCodec(services.db, services.clock)
+      const codec = directory.cursors
       const {
         page: cursor,
         _format: _,
         ...values
       } = request.params as SearchValues & { page?: string; _format?: string }
-      const result = await directorySource(services).search(
+      const result = await directory.source.search(
         kind,
         cursor === undefined ? { values } : { state: codec.open(kind, cursor) },
         request.signal,
@@ -121,7 +119,7 @@ function searchEndpoint(kind: SearchKind): Endpoint {
   })
 }
 
-function readEndpoint(type: DirectoryType): Endpoint {
+function readEndpoint(directory: Directory, type: DirectoryType): Endpoint {
   return defineEndpoint({
     method: 'GET',
     path: `${FHIR_BASE}/${type}/:id`,
@@ -131,9 +129,9 @@ function readEndpoint(type: DirectoryType): Endpoint {
     pathParams: { id: param.string(`${type} id`, { max: 64, pattern: ID_PATTERN }) },
     fhir: { resource: type, interaction: 'read' },
     responses: { 200: { description: type, schema: { type: 'object' } }, ...UPSTREAM_ERRORS },
-    handler: async (request, services) => {
+    handler: async (request) => {
       const id = request.pathParams.id as string
-      const resource = await directorySource(services).read(type, id, request.signal)
+      const resource = await directory.source.read(type, id, request.signal)
       if (!resource) throw new ApiError(404, { detail: `The directory holds no ${type}/${id}.` })
       return { body: resource }
     },
@@ -141,7 +139,7 @@ function readEndpoint(type: DirectoryType): Endpoint {
 }
 
 /** Location is read only (spec): it has no search endpoint. */
-export const directoryEndpoints: Endpoint[] = [
-  ...(Object.keys(SEARCH_PARAMS) as SearchKind[]).map(searchEndpoint),
-  ...DIRECTORY_TYPES.map(readEndpoint),
+export const directoryEndpoints = (directory: Directory): Endpoint[] => [
+  ...(Object.keys(SEARCH_PARAMS) as SearchKind[]).map((kind) => searchEndpoint(directory, kind)),
+  ...DIRECTORY_TYPES.map((type) => readEndpoint(directory, type)),
 ]

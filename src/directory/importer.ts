@@ -5,6 +5,7 @@ import { releaseFileName, releasePath } from './releases.js'
 import { ReleaseWriter } from './releaseWriter.js'
 import { RELEASE_TABLES } from './schema.js'
 import { decoded, type ImportSource, linesOf, SourceError } from './sources.js'
+import { UserError } from '../userError.js'
 
 export interface ImportProblem {
   source: string
@@ -41,7 +42,7 @@ export interface ImportOptions {
   now?: () => number
 }
 
-export class ImportError extends Error {
+export class ImportError extends UserError {
   override name = 'ImportError'
 }
 

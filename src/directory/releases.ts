@@ -1,5 +1,5 @@
 import { basename, dirname, extname, join } from 'node:path'
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 
 /** The release searches answer from: `file` null for one imported before releases had files of their own. */
 export interface ActiveRelease {
@@ -8,10 +8,9 @@ export interface ActiveRelease {
 }
 
 export function activeRelease(db: Db): ActiveRelease | undefined {
-  return cachedStatement(
-    db,
-    "SELECT id, file FROM directory_releases WHERE state = 'active' ORDER BY id DESC LIMIT 1",
-  ).get() as ActiveRelease | undefined
+  return db
+    .statement("SELECT id, file FROM directory_releases WHERE state = 'active' ORDER BY id DESC LIMIT 1")
+    .get() as ActiveRelease | undefined
 }
 
 /** A release's file name, beside the main file: `data/svc.db` → `svc.directory-7.db`. */

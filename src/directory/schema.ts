@@ -70,11 +70,11 @@ export const RELEASE_INDEXES_SQL = `
   CREATE INDEX dir_ref_lookup ON dir_ref (param, target, rid);
 `
 
-export const DIRECTORY_MIGRATIONS: Migration[] = [
+export const DIRECTORY_STEPS: Migration[] = [
   {
-    version: 20,
-    name: 'directory',
-    // As shipped, byte for byte (the release tables of that version lived in the main file; see version 32).
+    legacyVersion: 20,
+    name: 'releases',
+    // As shipped, byte for byte (the release tables of that version lived in the main file; see release-files).
     sql: `
       -- state: loading (staging tables __r<id> being filled), active (the live tables), replaced, failed
       CREATE TABLE directory_releases (
@@ -108,10 +108,8 @@ export const DIRECTORY_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    // 32, not in 20-29: migrate() applies only versions above the file's user_version, and files are at 31
-    // since the live-file steps (30, 31) shipped.
-    version: 32,
-    name: 'directory release files',
+    legacyVersion: 32,
+    name: 'release-files',
     // Each release is now built in a file of its own, named here relative to the main file's folder. A release
     // without one (imported before this version) still lives in the main file's dir_* tables and serves from
     // there until the next import goes live, which drops them.

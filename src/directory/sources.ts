@@ -5,6 +5,7 @@ import { pipeline, Readable, Transform, type TransformCallback } from 'node:stre
 import { createGunzip } from 'node:zlib'
 import { Decompress } from 'fzstd'
 import { Agent, interceptors, request } from 'undici'
+import { UserError } from '../userError.js'
 
 /** One input of an import: a name for reports, and its bytes as the source publishes them. */
 export interface ImportSource {
@@ -14,7 +15,7 @@ export interface ImportSource {
   open(): Promise<Readable>
 }
 
-export class SourceError extends Error {
+export class SourceError extends UserError {
   override name = 'SourceError'
 }
 

@@ -1,7 +1,6 @@
 import { existsSync, statSync, unlinkSync } from 'node:fs'
 import Database from 'better-sqlite3'
-import { changeGeneration } from '../db/changes.js'
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 import { type DirectoryType, type NamedType, nameTable, REF_PARAMS } from './model.js'
 import { type ActiveRelease, activeRelease, releasePath } from './releases.js'
 
@@ -140,7 +139,7 @@ export class DirectoryStore {
   }
 
   #follow(): void {
-    const generation = changeGeneration(this.db)
+    const generation = this.db.changeGeneration()
     // ATTACH cannot run inside a transaction: the release in place serves until the next call outside one.
     if (generation === this.#generation || this.db.inTransaction) return
     const active = activeRelease(this.db)
@@ -175,10 +174,8 @@ export class DirectoryStore {
   }
 
   read(type: DirectoryType, id: string): Record<string, unknown> | undefined {
-    const json = cachedStatement(
-      this.db,
-      `SELECT json FROM ${this.#schema}.dir_resource WHERE type = ? AND id = ?`,
-    )
+    const json = this.db
+      .statement(`SELECT json FROM ${this.#schema}.dir_resource WHERE type = ? AND id = ?`)
       .pluck()
       .get(type, id)
     return typeof json === 'string' ? (JSON.parse(json) as Record<string, unknown>) : undefined
@@ -188,7 +185,8 @@ export class DirectoryStore {
   page(criteria: readonly Criterion[], after: number, limit: number): StoredResource[] {
     const sql = matchSql(this.#schema, criteria)
     // `? + 0`: a bare LIMIT parameter is planned as a constant, so each run would plan the statement again.
-    const rids = cachedStatement(this.db, `${sql.select} AND ${sql.rid} > ? ORDER BY ${sql.rid} LIMIT ? + 0`)
+    const rids = this.db
+      .statement(`${sql.select} AND ${sql.rid} > ? ORDER BY ${sql.rid} LIMIT ? + 0`)
       .pluck()
       .all(...sql.args, after, limit) as number[]
     return rids.map((rid) => ({ rid, resource: this.#byRid(rid) }))
@@ -196,24 +194,24 @@ export class DirectoryStore {
 
   count(criteria: readonly Criterion[]): number {
     const sql = matchSql(this.#schema, criteria)
-    return cachedStatement(this.db, `SELECT count(*) FROM (${sql.select})`)
+    return this.db
+      .statement(`SELECT count(*) FROM (${sql.select})`)
       .pluck()
       .get(...sql.args) as number
   }
 
   /** The roles that name one practitioner, for `_include=PractitionerRole:practitioner`. */
   rolesOf(practitionerId: string): Record<string, unknown>[] {
-    const rids = cachedStatement(
-      this.db,
-      `SELECT rid FROM ${this.#schema}.dir_ref WHERE param = ? AND target = ? ORDER BY rid`,
-    )
+    const rids = this.db
+      .statement(`SELECT rid FROM ${this.#schema}.dir_ref WHERE param = ? AND target = ? ORDER BY rid`)
       .pluck()
       .all(REF_PARAMS.rolePractitioner, practitionerId) as number[]
     return rids.map((rid) => this.#byRid(rid))
   }
 
   #byRid(rid: number): Record<string, unknown> {
-    const json = cachedStatement(this.db, `SELECT json FROM ${this.#schema}.dir_resource WHERE rid = ?`)
+    const json = this.db
+      .statement(`SELECT json FROM ${this.#schema}.dir_resource WHERE rid = ?`)
       .pluck()
       .get(rid) as string
     return JSON.parse(json) as Record<string, unknown>

@@ -8,7 +8,6 @@ import {
   invokeEndpoint,
   type Services,
 } from '../api/endpoint.js'
-import { changeGeneration } from '../db/changes.js'
 import type { AnswerCache, PreparedAnswer } from './answerCache.js'
 import { readJsonBody } from './body.js'
 import { COMPRESS_THRESHOLD } from './middleware/compressWhenAccepted.js'
@@ -164,7 +163,7 @@ export function answerRequest(
   services: Services,
 ): PreparedAnswer | Promise<PreparedAnswer> {
   // Read before the handler runs: a change committed while it runs makes what it answered look old.
-  const generation = changeGeneration(services.db)
+  const generation = services.db.changeGeneration()
   const key = endpoint.method === 'GET' ? `${path}?${query}` : undefined
   const kept = key && services.answers.get(key, generation, services.clock())
   if (kept) return kept
@@ -193,7 +192,7 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       throw methodNotAllowed(ctx.request.method, resolution.allow)
     }
     const { endpoint, pathParams } = resolution
-    ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
+    ctx.state.endpoint = endpoint
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
     // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
     const answer = answerRequest(

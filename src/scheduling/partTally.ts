@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 import { SLOTS_BY_START } from './schema.js'
 import type { PartMembers } from './seriesIndex.js'
 
@@ -23,22 +23,22 @@ const partParams = ({ part, lo, hi, members }: PartMembers) => ({ part, lo, hi, 
 
 /** Served slots of the status starting in [from, to). */
 function countBetween(db: Db, served: PartMembers, status: number, from: number, to: number): number {
-  return cachedStatement(
-    db,
-    `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
+  return db
+    .statement(
+      `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
      WHERE t.part = @part AND t.status = @status AND t.start_ms >= @from AND t.start_ms < @to AND ${MEMBER}`,
-  )
+    )
     .pluck()
     .get({ ...partParams(served), status, from, to }) as number
 }
 
 function nextFrom(db: Db, served: PartMembers, status: number, moment: number): number | null {
-  const next = cachedStatement(
-    db,
-    `SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
+  const next = db
+    .statement(
+      `SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
      WHERE t.part = @part AND t.status = @status AND t.start_ms >= @moment AND ${MEMBER}
      ORDER BY t.start_ms LIMIT 1`,
-  )
+    )
     .pluck()
     .get({ ...partParams(served), status, moment }) as number | undefined
   return next ?? null

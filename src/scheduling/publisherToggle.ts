@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core'
-import { setPublisherEnabled } from '../scheduling/publishers.js'
-import { SvcCommand } from './baseCommand.js'
+import { setPublisherEnabled } from './publishers.js'
+import { SvcCommand } from '../cli/baseCommand.js'
 
 /** `publishers enable` and `publishers disable` differ only in the state they set. */
 export function publisherToggle(enabled: boolean) {

@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary, SlotStatus } from './resources.js'
 import { SLOT_STATUSES } from './resources.js'
 import { SLOTS_BY_SERIES, SLOTS_BY_START } from './schema.js'
@@ -10,7 +10,7 @@ import {
   SERVED_SERIES,
   type Series,
   type SeriesFilters,
-  seriesIndex,
+  type SeriesIndex,
   statusIndex,
 } from './seriesIndex.js'
 
@@ -91,9 +91,8 @@ function listedMatch(series: Series[], status: number): SeriesMatch {
   }
 }
 
-function matchSeries(db: Db, filters: SlotFilters): SeriesMatch | undefined {
+function matchSeries(index: SeriesIndex, filters: SlotFilters): SeriesMatch | undefined {
   const status = statusIndex(filters.status)
-  const index = seriesIndex(db)
   const holding = () => index.match(filters).filter((candidate) => (candidate.counts[status] as number) > 0)
   if (!filtersNoSeries(filters)) {
     const match = listedMatch(holding(), status)
@@ -133,9 +132,9 @@ function memberCondition(match: SeriesMatch): string {
  * (offset + limit + parts) / density rows, density being the matches' share of those parts' slots;
  * collecting the members' slots and sorting costs about their number. Take the cheaper.
  */
-function walksByStart(db: Db, match: SeriesMatch, parts: PartMembers[], page: Page): boolean {
+function walksByStart(index: SeriesIndex, match: SeriesMatch, parts: PartMembers[], page: Page): boolean {
   if (parts.length > MAX_MERGED_PARTS) return false
-  const walked = seriesIndex(db).servedSlots(parts.map((entry) => entry.publisher))
+  const walked = index.servedSlots(parts.map((entry) => entry.publisher))
   return match.slots * match.slots > (page.offset + page.limit + parts.length) * walked
 }
 
@@ -197,12 +196,12 @@ function withPast(match: SeriesMatch, filters: SlotFilters): Series[] {
 function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<number, number> {
   const series = withPast(match, filters)
   if (series.length === 0) return new Map()
-  const rows = cachedStatement(
-    db,
-    `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+  const rows = db
+    .statement(
+      `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
      WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND t.status = @status AND t.start_ms < @startAfter
      GROUP BY t.series_id`,
-  )
+    )
     .raw()
     .all({
       ids: JSON.stringify(series.map((entry) => entry.id)),
@@ -212,20 +211,26 @@ function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<numbe
   return new Map(rows)
 }
 
-function countMatches(db: Db, match: SeriesMatch, filters: SlotFilters, conditions: SlotConditions) {
+function countMatches(
+  index: SeriesIndex,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  conditions: SlotConditions,
+) {
+  const { db } = index
   if (countsByComplement(filters)) {
     if (match.everySeries && filters.startAfter !== undefined) {
-      return seriesIndex(db).servedFrom(match.status, filters.startAfter).slots
+      return index.servedFrom(match.status, filters.startAfter).slots
     }
     let past = 0
     for (const count of pastCounts(db, match, filters).values()) past += count
     return match.slots - past
   }
-  return cachedStatement(
-    db,
-    `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+  return db
+    .statement(
+      `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
      WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql}`,
-  )
+    )
     .pluck()
     .get({ ...conditions.slotParams, ids: match.ids }) as number
 }
@@ -239,11 +244,11 @@ function seriesStats(
 ): Map<number, { count: number; next: number }> {
   const stats = new Map<number, { count: number; next: number }>()
   if (!countsByComplement(filters)) {
-    const rows = cachedStatement(
-      db,
-      `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+    const rows = db
+      .statement(
+        `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
        WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql} GROUP BY t.series_id`,
-    )
+      )
       .raw()
       .all({ ...conditions.slotParams, ids: match.ids }) as [number, number, number][]
     for (const [id, count, next] of rows) stats.set(id, { count, next })
@@ -255,12 +260,12 @@ function seriesStats(
   const nexts = new Map(
     started.length === 0
       ? []
-      : (cachedStatement(
-          db,
-          `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+      : (db
+          .statement(
+            `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
                             WHERE t.series_id = j.value AND ${conditions.slotSql} ORDER BY t.start_ms LIMIT 1)
            FROM json_each(@ids) j`,
-        )
+          )
           .raw()
           .all({
             ...conditions.slotParams,
@@ -354,7 +359,7 @@ const SKIP_FROM_OFFSET = 1000
  * matches), so a match set many times larger than the offset is walked instead.
  */
 function pageStart(
-  db: Db,
+  index: SeriesIndex,
   match: SeriesMatch,
   filters: SlotFilters,
   page: Page,
@@ -363,7 +368,6 @@ function pageStart(
   const unchanged = { filters, page }
   if (page.offset < SKIP_FROM_OFFSET || filters.startBefore !== undefined) return unchanged
   if (!match.everySeries && match.slots > 16 * page.offset) return unchanged
-  const index = seriesIndex(db)
   const skip = match.everySeries
     ? skipAhead([], index.servedHours(match.status), total, filters.startAfter, page.offset)
     : skipAhead(index.hoursOf(match.series, match.status), [], total, filters.startAfter, page.offset)
@@ -383,7 +387,7 @@ const NARROW_SHARE = 4
  * series' slots of an hour or so, instead of a walk in every publisher's part to its first member.
  */
 function narrowed(
-  db: Db,
+  index: SeriesIndex,
   match: SeriesMatch,
   filters: SlotFilters,
   page: Page,
@@ -392,7 +396,7 @@ function narrowed(
   const count = page.offset + page.limit
   if (match.everySeries || filters.startBefore !== undefined) return unchanged
   if (count * NARROW_SHARE > match.series.length) return unchanged
-  const hours = seriesIndex(db).hoursOf(match.series, match.status)
+  const hours = index.hoursOf(match.series, match.status)
   const first = firstMatches(hours, filters.startAfter, count)
   if (!first) return unchanged
   return {
@@ -404,19 +408,20 @@ function narrowed(
   }
 }
 
-export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
-  const match = matchSeries(db, filters)
+export function searchSlots(index: SeriesIndex, filters: SlotFilters, page: Page) {
+  const { db } = index
+  const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
-  const total = countMatches(db, match, filters, slotConditions(filters))
+  const total = countMatches(index, match, filters, slotConditions(filters))
   if (total <= page.offset) return { slots: [], total }
-  const start = pageStart(db, match, filters, page, total)
-  const walk = narrowed(db, match, start.filters, start.page)
+  const start = pageStart(index, match, filters, page, total)
+  const walk = narrowed(index, match, start.filters, start.page)
   const conditions = slotConditions(walk.filters)
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.
   // Every served series matches an unfiltered search: the index keeps their members made.
-  const parts = walk.match.everySeries ? seriesIndex(db).allMembers() : membersByPart(walk.match.series)
-  const keys = walksByStart(db, walk.match, parts, start.page)
+  const parts = walk.match.everySeries ? index.allMembers() : membersByPart(walk.match.series)
+  const keys = walksByStart(index, walk.match, parts, start.page)
     ? mergedKeys(parts, conditions)
     : {
         sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
@@ -426,9 +431,9 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
           ? conditions.slotParams
           : { ...conditions.slotParams, ids: walk.match.ids },
       }
-  const rows = cachedStatement(
-    db,
-    `SELECT t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity,
+  const rows = db
+    .statement(
+      `SELECT t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity,
             r.schedule_id, r.service_types, r.appointment_type, r.accepting,
             g.publisher, g.location, g.provider, g.is_virtual, p.transaction_time, p.synced_at
      FROM (${keys.sql}) k
@@ -437,7 +442,8 @@ export function searchSlots(db: Db, filters: SlotFilters, page: Page) {
      JOIN sched_groups g ON g.id = r.group_id
      JOIN publishers p ON p.slug = g.publisher
      ORDER BY t.start_ms, t.id`,
-  ).all({ ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
+    )
+    .all({ ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
   const summaries = new SummaryCache()
   return { slots: rows.map((row) => toSlot(row, summaries)), total }
 }
@@ -464,9 +470,9 @@ function union(lists: Coding[][]): Coding[] {
 
 /** The rows of a table whose ids are given, by id: `select` names the table and columns, `id` first. */
 function rowsById<T>(db: Db, select: string, ids: number[]): Map<number, T & { id: number }> {
-  const rows = cachedStatement(db, `${select} WHERE id IN (SELECT value FROM json_each(?))`).all(
-    JSON.stringify(ids),
-  ) as (T & { id: number })[]
+  const rows = db
+    .statement(`${select} WHERE id IN (SELECT value FROM json_each(?))`)
+    .all(JSON.stringify(ids)) as (T & { id: number })[]
   return new Map(rows.map((row) => [row.id, row]))
 }
 
@@ -486,11 +492,12 @@ interface GroupTally {
  * not of slots.
  */
 export function searchGroups(
-  db: Db,
+  index: SeriesIndex,
   filters: SlotFilters,
   page: Page,
 ): { groups: GroupMatch[]; total: number } {
-  const match = matchSeries(db, filters)
+  const { db } = index
+  const match = matchSeries(index, filters)
   if (!match) return { groups: [], total: 0 }
   const stats = seriesStats(db, match, filters, slotConditions(filters))
   const tallies = new Map<number, GroupTally>()
@@ -570,15 +577,20 @@ export function searchGroups(
  * When a search from now stops answering as it does now: at the first start of a slot of `status` from
  * `now` on, since no match can start in between. Undefined when none is left: only new data changes it.
  */
-export function answerHoldsThrough(db: Db, filters: SlotFilters, now: number): number | undefined {
+export function answerHoldsThrough(
+  index: SeriesIndex,
+  filters: SlotFilters,
+  now: number,
+): number | undefined {
   if (!filters.startsNow) return undefined
   // The first served slot of the status from now on, whatever the filters: no match can start before it.
-  return seriesIndex(db).servedFrom(statusIndex(filters.status), now).next ?? undefined
+  return index.servedFrom(statusIndex(filters.status), now).next ?? undefined
 }
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */
 export function listCodings(db: Db, column: 'service_types' | 'specialties'): Coding[] {
-  const lists = cachedStatement(db, `SELECT DISTINCT r.${column} FROM sched_series r WHERE ${SERVED_SERIES}`)
+  const lists = db
+    .statement(`SELECT DISTINCT r.${column} FROM sched_series r WHERE ${SERVED_SERIES}`)
     .pluck()
     .all() as string[]
   return union(lists.map((json) => JSON.parse(json) as Coding[])).sort(

@@ -1,5 +1,4 @@
-import { changeGeneration } from '../db/changes.js'
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 import { type Tally, tallyAt } from './partTally.js'
 import { type Histogram, loadHours, type PartHours } from './startHours.js'
 import type { AcceptingPatients, Coding, SlotStatus } from './resources.js'
@@ -324,7 +323,7 @@ export class SeriesIndex {
   readonly #partitions = new Map<string, Partition>()
   #generation = -1
 
-  constructor(private readonly db: Db) {}
+  constructor(readonly db: Db) {}
 
   /** The served series matching every filter, after bringing changed publishers up to date. */
   match(filters: SeriesFilters): Series[] {
@@ -401,13 +400,14 @@ export class SeriesIndex {
 
   /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
   refresh() {
-    const generation = changeGeneration(this.db)
+    const generation = this.db.changeGeneration()
     if (generation === this.#generation) return
     this.#generation = generation
-    const publishers = cachedStatement(
-      this.db,
-      'SELECT slug, enabled, slot_part AS part FROM publishers',
-    ).all() as { slug: string; enabled: number; part: number | null }[]
+    const publishers = this.db.statement('SELECT slug, enabled, slot_part AS part FROM publishers').all() as {
+      slug: string
+      enabled: number
+      part: number | null
+    }[]
     const served = new Set<string>()
     for (const { slug, enabled, part } of publishers) {
       if (enabled !== 1 || part === null) continue
@@ -419,23 +419,10 @@ export class SeriesIndex {
 
   #load(slug: string, part: number) {
     const partition = new Partition(part)
-    const rows = cachedStatement(
-      this.db,
-      `SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES}`,
-    ).all(slug) as SeriesRow[]
+    const rows = this.db
+      .statement(`SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES}`)
+      .all(slug) as SeriesRow[]
     for (const row of rows) partition.add(toSeries(row, part))
     this.#partitions.set(slug, partition)
   }
-}
-
-const indexes = new WeakMap<Db, SeriesIndex>()
-
-/** One index per connection, so every process (and every test server) keeps its own. */
-export function seriesIndex(db: Db): SeriesIndex {
-  let index = indexes.get(db)
-  if (!index) {
-    index = new SeriesIndex(db)
-    indexes.set(db, index)
-  }
-  return index
 }

@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 import { SLOTS_BY_SERIES } from './schema.js'
 
 /**
@@ -42,11 +42,11 @@ export function loadHours(
 ): PartHours {
   // One row per series, its hours as a JSON array in start order (the index's): building those in SQLite
   // costs a third of handing every slot's row to JavaScript.
-  const rows = cachedStatement(
-    db,
-    `SELECT t.series_id, json_group_array(${HOUR_OF_START}) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+  const rows = db
+    .statement(
+      `SELECT t.series_id, json_group_array(${HOUR_OF_START}) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
      WHERE t.series_id BETWEEN ? AND ? AND t.status = ? AND t.part = ? GROUP BY t.series_id`,
-  )
+    )
     .raw()
     .all(part.lo, part.hi, status, part.part) as [number, string][]
   const bySeries = new Map<number, Int32Array>()

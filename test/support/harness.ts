@@ -6,7 +6,7 @@ import { createKey } from '../../src/accounts/keys.js'
 import { createOrganization } from '../../src/accounts/orgs.js'
 import { resolveConfig } from '../../src/config.js'
 import type { UpstreamTuning } from '../../src/upstream/client.js'
-import { type RunningServer, startServer } from '../../src/http/server.js'
+import { type RunningServer, startServer } from '../../src/app/server.js'
 
 export interface TestServer {
   url: string

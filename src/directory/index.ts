@@ -1,0 +1,10 @@
+import type { DomainModule } from '../api/domain.js'
+import { DIRECTORY_STEPS } from './schema.js'
+
+/** The provider directory as FHIR R4: reads and searches, `svc import directory`. */
+export const directory: DomainModule = {
+  name: 'directory',
+  steps: DIRECTORY_STEPS,
+  serving: async () => (await import('./serving.js')).directoryServing,
+  demo: async (context) => (await import('./demo.js')).directoryDemo(context),
+}
