@@ -45,7 +45,7 @@ export interface EndpointResponse {
   headers?: Record<string, string>
   /** Media type when the body is not JSON (e.g. the HTML error documentation). */
   contentType?: string
-  /** Sends a strong ETag and answers 304 to a matching If-None-Match. */
+  /** Sends an entity tag (one per coding) and answers 304 to a matching If-None-Match. */
   etag?: boolean
   /**
    * The same GET may be answered with this response again, without running the handler, until the

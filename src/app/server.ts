@@ -30,6 +30,9 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
+/** How long an idle kept-alive connection stays open. */
+export const KEEP_ALIVE_MS = 65_000
+
 /** What each domain serves, loaded once per process. */
 async function loadServings(): Promise<DomainServing[]> {
   const servings = await Promise.all(DOMAINS.map((domain) => domain.serving?.()))
@@ -70,7 +73,13 @@ export async function startServer(
   // with the event loop stopped (src/accounts/usage.ts).
   live.pragma('busy_timeout = 0')
   // Listen before building the app so links derived from a port-0 config name the bound port.
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES })
+  const server = createServer({
+    maxHeaderSize: MAX_HEADER_BYTES,
+    // Longer than the idle timeout of the proxies and load balancers in front (60 s is common), so that
+    // the server never closes a kept-alive connection just as the proxy sends a request on it.
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    headersTimeout: KEEP_ALIVE_MS + 1_000,
+  })
   server.listen(config.port, config.host)
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
