@@ -10,7 +10,7 @@ import { createOrganization } from '../src/accounts/orgs.js'
 import { resolveConfig } from '../src/config.js'
 import { openDatabase } from '../src/app/store.js'
 import { importDirectory } from '../src/directory/importer.js'
-import { resolveSources } from '../src/directory/sources.js'
+import { resolveSources } from '../src/ingest/sources.js'
 import { startServer } from '../src/app/server.js'
 import {
   type DirectoryScale,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { importDirectory } from '../../src/directory/importer.js'
-import { resolveSources } from '../../src/directory/sources.js'
+import { resolveSources } from '../../src/ingest/sources.js'
 import { PLAN_NET } from './fixtures.js'
 import type { TestServer } from './harness.js'
 

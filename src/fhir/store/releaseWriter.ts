@@ -1,17 +1,16 @@
-import { BulkLoader, type LoadOps, type LoadStatement } from '../db/bulkLoader.js'
-import { deriveSearchRows } from './derive.js'
-import { type DirectoryType, NAME_COLUMNS, type NamedType, nameTable } from './model.js'
+import { BulkLoader, type LoadOps, type LoadStatement } from '../../db/bulkLoader.js'
 import {
-  DELETE_DUPLICATES_SQL,
-  DUPLICATES_SQL,
-  RELEASE_INDEXES_SQL,
-  RELEASE_KEY_SQL,
+  deleteDuplicatesSql,
+  duplicatesSql,
+  releaseIndexesSql,
+  releaseKeySql,
   releaseTablesSql,
+  type StoreLayout,
 } from './schema.js'
 
 /** A resource the release already held: its type and id, and where it came from. */
 export interface Duplicate {
-  type: DirectoryType
+  type: string
   id: string
   /** The source's position in the import's list. */
   source: number
@@ -32,29 +31,32 @@ const MAX_IN_FLIGHT = 2
 /** Duplicates read back at a time, so that a release imported twice over does not come back in one message. */
 const DUPLICATES_PAGE = 10_000
 
-/** The release file's inserts, by index. */
+/** The release file's inserts, by index: resource, token, reference, then one per full-text table. */
 const RESOURCE = 0
 const TOKEN = 1
 const REF = 2
-const NAMED = Object.keys(NAME_COLUMNS) as NamedType[]
-const STATEMENTS: LoadStatement[] = [
-  {
-    sql: 'INSERT INTO dir_resource (rid, type, id, json, source, line) VALUES (?, ?, ?, CAST(? AS TEXT), ?, ?)',
-    bytes: 3,
-  },
-  { sql: 'INSERT INTO dir_token (param, system, code, rid) VALUES (?, ?, ?, ?)' },
-  { sql: 'INSERT INTO dir_ref (param, target, rid) VALUES (?, ?, ?)' },
-  ...NAMED.map((type) => {
-    const columns = NAME_COLUMNS[type]
-    return {
-      sql: `INSERT INTO ${nameTable(type)} (rowid, ${columns.join(', ')}) VALUES (?, ${columns.map(() => '?').join(', ')})`,
-    }
-  }),
-]
-const NAME_STATEMENT = Object.fromEntries(NAMED.map((type, index) => [type, 3 + index])) as Record<
-  NamedType,
-  number
->
+
+function statementsOf(layout: StoreLayout): {
+  statements: LoadStatement[]
+  textStatement: Map<string, number>
+} {
+  const statements: LoadStatement[] = [
+    {
+      sql: `INSERT INTO ${layout.resource} (rid, type, id, json, source, line) VALUES (?, ?, ?, CAST(? AS TEXT), ?, ?)`,
+      bytes: 3,
+    },
+    { sql: `INSERT INTO ${layout.token} (param, system, code, rid) VALUES (?, ?, ?, ?)` },
+    { sql: `INSERT INTO ${layout.ref} (param, target, rid) VALUES (?, ?, ?)` },
+  ]
+  const textStatement = new Map<string, number>()
+  for (const [type, { table, columns }] of layout.textTables) {
+    textStatement.set(type, statements.length)
+    statements.push({
+      sql: `INSERT INTO ${table} (rowid, ${columns.join(', ')}) VALUES (?, ${columns.map(() => '?').join(', ')})`,
+    })
+  }
+  return { statements, textStatement }
+}
 
 /**
  * Writes one release's file: resources as their source's bytes, with the search rows derived from them, in
@@ -63,6 +65,7 @@ const NAME_STATEMENT = Object.fromEntries(NAMED.map((type, index) => [type, 3 + 
  */
 export class ReleaseWriter {
   readonly #loader: BulkLoader
+  readonly #textStatement: Map<string, number>
   #ops: LoadOps = []
   #bytes = Buffer.allocUnsafeSlow(BATCH_BYTES)
   #used = 0
@@ -73,11 +76,14 @@ export class ReleaseWriter {
 
   constructor(
     path: string,
+    private readonly layout: StoreLayout,
     private readonly batchSize: number,
   ) {
+    const { statements, textStatement } = statementsOf(layout)
+    this.#textStatement = textStatement
     this.#loader = new BulkLoader(path, {
-      schema: releaseTablesSql(),
-      statements: STATEMENTS,
+      schema: releaseTablesSql(layout),
+      statements,
       pageSize: PAGE_SIZE,
       cacheKib: LOAD_CACHE_KIB,
     })
@@ -89,7 +95,7 @@ export class ReleaseWriter {
    * writing thread is MAX_IN_FLIGHT behind.
    */
   add(
-    type: DirectoryType,
+    type: string,
     id: string,
     resource: Record<string, unknown>,
     origin: { source: number; line: number },
@@ -106,10 +112,13 @@ export class ReleaseWriter {
     const ops = this.#ops
     ops.push(RESOURCE, 7, rid, type, id, this.#used, this.#used + length, origin.source, origin.line)
     this.#used += length
-    const rows = deriveSearchRows(type, resource)
-    for (const [param, system, code] of rows.tokens) ops.push(TOKEN, 4, param, system, code, rid)
-    for (const [param, target] of rows.refs) ops.push(REF, 3, param, target, rid)
-    if (rows.names) ops.push(NAME_STATEMENT[type as NamedType], rows.names.length + 1, rid, ...rows.names)
+    const rows = this.layout.indexes.get(type)?.derive(resource)
+    if (rows) {
+      for (const [param, system, code] of rows.tokens) ops.push(TOKEN, 4, param, system, code, rid)
+      for (const [param, target] of rows.refs) ops.push(REF, 3, param, target, rid)
+      if (rows.texts)
+        ops.push(this.#textStatement.get(type) as number, rows.texts.length + 1, rid, ...rows.texts)
+    }
     this.#records++
     return this.#records >= this.batchSize || this.#used >= BATCH_BYTES ? this.#send() : undefined
   }
@@ -124,8 +133,8 @@ export class ReleaseWriter {
     if (this.#failure) throw this.#failure
     const loader = this.#loader
     await loader.loaded()
-    await loader.exec(RELEASE_KEY_SQL)
-    await loader.exec(DUPLICATES_SQL)
+    await loader.exec(releaseKeySql(this.layout))
+    await loader.exec(duplicatesSql(this.layout))
     let duplicates = 0
     for (;;) {
       const page = await loader.all<Duplicate>(
@@ -136,8 +145,8 @@ export class ReleaseWriter {
       duplicates += page.length
       if (page.length < DUPLICATES_PAGE) break
     }
-    if (duplicates > 0) await loader.exec(DELETE_DUPLICATES_SQL)
-    await loader.exec(RELEASE_INDEXES_SQL)
+    if (duplicates > 0) await loader.exec(deleteDuplicatesSql(this.layout))
+    await loader.exec(releaseIndexesSql(this.layout))
     await loader.close()
     return duplicates
   }
