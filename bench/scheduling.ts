@@ -9,7 +9,7 @@ import { resolveConfig } from '../src/config.js'
 import { openDatabase } from '../src/app/store.js'
 import { type RunningServer, startServer } from '../src/app/server.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
-import { syncPublishers } from '../src/scheduling/sync.js'
+import { syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { formatTable, type LoadResult, measure, medianOf, percentile, startBareServer } from './lib/load.js'
 import {
   FEED_START,

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { liveDatabasePath } from '../src/db/live.js'
-import { type Store } from '../src/db/open.js'
+import type { Store } from '../src/db/open.js'
 import { openStore } from '../src/app/store.js'
 import { RequestLog, type RequestRecord, RETENTION_MS } from '../src/stats/requestLog.js'
 

@@ -6,9 +6,10 @@ import { openDatabase } from '../src/app/store.js'
 import { appliedSteps } from '../src/db/migrate.js'
 import { type Db, openSqliteFile } from '../src/db/sqlite.js'
 import { addPublisher, removePublisher } from '../src/scheduling/publishers.js'
-import { searchSlots, type SlotFilters } from '../src/scheduling/search.js'
-import { SeriesIndex } from '../src/scheduling/seriesIndex.js'
-import { syncPublisher } from '../src/scheduling/sync.js'
+import type { SlotFilters } from '../src/scheduling/search/matches.js'
+import { searchSlots } from '../src/scheduling/search/slots.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 import { SMART_EXAMPLES } from './support/fixtures.js'
 import { stepsThrough, writeNumberedFile } from './support/legacyStore.js'
@@ -127,7 +128,7 @@ describe('the slot-parts step', () => {
     }
     const filters: SlotFilters = { status: 'free', groupKeys: [] }
     const listing = (store: Db, limit: number) =>
-      searchSlots(new SeriesIndex(store), filters, { limit, offset: 0 }).slots.map((slot) => slot.id)
+      searchSlots(new SlotIndex(store), filters, { limit, offset: 0 }).slots.map((slot) => slot.id)
     const expected = listing(db, 100)
     db.exec(`
       DROP INDEX sched_slots_by_part_start;

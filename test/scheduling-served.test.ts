@@ -4,10 +4,12 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../src/db/open.js'
 import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
-import type { SlotStatus } from '../src/scheduling/resources.js'
-import { answerHoldsThrough, searchSlots, type SlotFilters } from '../src/scheduling/search.js'
-import { SERVED_SERIES, SeriesIndex, statusIndex } from '../src/scheduling/seriesIndex.js'
-import { syncPublisher } from '../src/scheduling/sync.js'
+import type { SlotStatus } from '../src/scheduling/model.js'
+import { answerHoldsThrough, type SlotFilters } from '../src/scheduling/search/matches.js'
+import { searchSlots } from '../src/scheduling/search/slots.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
+import { SERVED_SERIES, statusIndex } from '../src/scheduling/search/series.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
 import { SMART_EXAMPLES } from './support/fixtures.js'
 import { writeStu1Feed } from './support/stu1Feed.js'
@@ -49,11 +51,11 @@ function plain(status: SlotStatus, now: number) {
 /** The same, as the unfiltered search from `now` answers it. */
 function searched(status: SlotStatus, now: number) {
   const filters: SlotFilters = { status, startAfter: now, startsNow: true, groupKeys: [] }
-  const { slots, total } = searchSlots(new SeriesIndex(db), filters, { limit: 1, offset: 0 })
+  const { slots, total } = searchSlots(new SlotIndex(db), filters, { limit: 1, offset: 0 })
   return {
     total,
     first: slots[0]?.start as string | undefined,
-    through: answerHoldsThrough(new SeriesIndex(db), filters, now),
+    through: answerHoldsThrough(new SlotIndex(db), filters, now),
   }
 }
 

@@ -6,7 +6,7 @@ import { createOrganization } from '../src/accounts/orgs.js'
 import type { Plan } from '../src/accounts/plans.js'
 import { leaseSize, MAX_LEASE, type ReserveResult, UsageCounter } from '../src/accounts/usage.js'
 import { openLiveStore } from '../src/app/store.js'
-import { type Store } from '../src/db/open.js'
+import type { Store } from '../src/db/open.js'
 import { openStore } from '../src/app/store.js'
 
 /**

@@ -4,7 +4,7 @@ import type { DemoContext } from '../api/domain.js'
 import type { Db } from '../db/open.js'
 import { packageRoot } from '../packageRoot.js'
 import { addPublisher, findPublisher, removePublisher } from './publishers.js'
-import { type SyncReport, syncPublishers } from './sync.js'
+import { type SyncReport, syncPublishers } from './sync/syncPublisher.js'
 
 const DEMO_PUBLISHER = 'smart-examples'
 const BUNDLED_FEED = join(packageRoot(), 'data', 'scheduling', DEMO_PUBLISHER)

@@ -1,9 +1,11 @@
 import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
 import { listPublishers } from './publishers.js'
-import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './resources.js'
-import { answerHoldsThrough, type GroupMatch, listCodings, searchGroups, searchSlots } from './search.js'
-import type { SeriesIndex } from './seriesIndex.js'
-import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, toFilters } from './searchParams.js'
+import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './model.js'
+import { type GroupMatch, listCodings, searchGroups } from './search/groups.js'
+import { answerHoldsThrough } from './search/matches.js'
+import { searchSlots } from './search/slots.js'
+import type { SlotIndex } from './search/slotIndex.js'
+import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, toFilters } from './search/params.js'
 
 const string = { type: 'string' }
 const CODING = {
@@ -156,7 +158,7 @@ const codingList = (
   })
 
 /** The scheduling endpoints, answering from one app's index of served series. */
-export const schedulingEndpoints = (index: SeriesIndex): Endpoint[] => [
+export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
   defineEndpoint({
     method: 'GET',
     path: '/v1/scheduling/slots',

@@ -1,5 +1,5 @@
 import type { Db } from '../db/open.js'
-import { deletePublisherSlots } from './slotWriter.js'
+import { deletePublisherSlots } from './sync/slotWriter.js'
 import { UserError } from '../userError.js'
 
 export interface Publisher {

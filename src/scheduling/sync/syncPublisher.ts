@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
-import type { Clock } from '../clock.js'
-import type { Db } from '../db/open.js'
+import type { Clock } from '../../clock.js'
+import type { Db } from '../../db/open.js'
 import {
   FeedError,
   type FeedOptions,
@@ -11,8 +11,9 @@ import {
   readNdjson,
 } from './feed.js'
 import { FeedModel, REFERENCE_TYPES } from './feedModel.js'
-import { findPublisher, listPublishers, type Publisher } from './publishers.js'
-import { readSlot, SLOT_STATUSES } from './resources.js'
+import { findPublisher, listPublishers, type Publisher } from '../publishers.js'
+import { SLOT_STATUSES } from '../model.js'
+import { readSlot } from './feedResources.js'
 import { deletePublisherSlots, SlotWriter } from './slotWriter.js'
 
 export type SyncOutcome = 'synced' | 'unchanged' | 'skipped' | 'failed'

@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto'
+import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
 import {
-  type AcceptingPatients,
-  type Coding,
   conceptCodings,
   extensionsByName,
   isVirtualLocation,
   NPI_SYSTEMS,
-  type LocationSummary,
-  type ProviderSummary,
   parseReference,
   readAcceptingPatients,
   readCoding,
@@ -15,7 +12,7 @@ import {
   readLocation,
   readPractitioner,
   readPractitionerRole,
-} from './resources.js'
+} from './feedResources.js'
 
 /**
  * The reference resources of one publisher's feed (everything but slots), resolved into groups (a provider at

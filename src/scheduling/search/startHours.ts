@@ -1,5 +1,5 @@
-import type { Db } from '../db/open.js'
-import { SLOTS_BY_SERIES } from './schema.js'
+import type { Db } from '../../db/open.js'
+import { SLOTS_BY_SERIES } from '../schema.js'
 
 /**
  * Where a page's matches lie, found from the hour each slot starts in, held per series (read once per sync
@@ -22,7 +22,7 @@ export interface Histogram {
 }
 
 /** One part's slots of one status as hours: each series' in ascending order, and the served series' summed. */
-export interface PartHours {
+export interface SyncHours {
   bySeries: Map<number, Int32Array>
   served: Histogram
 }
@@ -39,7 +39,7 @@ export function loadHours(
   part: { part: number; lo: number; hi: number },
   status: number,
   served: Iterable<number>,
-): PartHours {
+): SyncHours {
   // One row per series, its hours as a JSON array in start order (the index's): building those in SQLite
   // costs a third of handing every slot's row to JavaScript.
   const rows = db

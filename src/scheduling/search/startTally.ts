@@ -1,6 +1,6 @@
-import type { Db } from '../db/open.js'
-import { SLOTS_BY_START } from './schema.js'
-import type { PartMembers } from './seriesIndex.js'
+import type { Db } from '../../db/open.js'
+import { SLOTS_BY_START } from '../schema.js'
+import type { SeriesMask } from './series.js'
 
 /**
  * The served slots of one part (one publisher's last sync), as what a search from now needs of them: how
@@ -19,10 +19,10 @@ export interface Tally {
 }
 
 const MEMBER = `t.series_id BETWEEN @lo AND @hi AND substr(@members, t.series_id - @lo + 1, 1) = x'01'`
-const partParams = ({ part, lo, hi, members }: PartMembers) => ({ part, lo, hi, members })
+const partParams = ({ part, lo, hi, members }: SeriesMask) => ({ part, lo, hi, members })
 
 /** Served slots of the status starting in [from, to). */
-function countBetween(db: Db, served: PartMembers, status: number, from: number, to: number): number {
+function countBetween(db: Db, served: SeriesMask, status: number, from: number, to: number): number {
   return db
     .statement(
       `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
@@ -32,7 +32,7 @@ function countBetween(db: Db, served: PartMembers, status: number, from: number,
     .get({ ...partParams(served), status, from, to }) as number
 }
 
-function nextFrom(db: Db, served: PartMembers, status: number, moment: number): number | null {
+function nextFrom(db: Db, served: SeriesMask, status: number, moment: number): number | null {
   const next = db
     .statement(
       `SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
@@ -50,7 +50,7 @@ const EARLIEST = Number.MIN_SAFE_INTEGER
 /** The tally at `moment`, from the one kept at an earlier or later moment (or none: counted from the start). */
 export function tallyAt(
   db: Db,
-  served: PartMembers,
+  served: SeriesMask,
   status: number,
   moment: number,
   kept: Tally | undefined,

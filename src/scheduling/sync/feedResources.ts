@@ -3,47 +3,16 @@
  * into the summaries the API serves. Pure functions: no I/O, no store.
  */
 
-export interface Coding {
-  system?: string
-  code: string
-  display?: string
-}
-
-export interface Identifier {
-  system?: string
-  value: string
-}
-
-export interface LocationSummary {
-  id: string
-  identifier: Identifier[]
-  name?: string
-  phone: string[]
-  website: string[]
-  addressLine: string[]
-  city?: string
-  state?: string
-  postalCode?: string
-  physicalType?: { system?: string; code: string }
-}
-
-export type ProviderType = 'practitioner' | 'practitioner-role' | 'healthcare-service'
-
-export interface ProviderSummary {
-  id: string
-  identifier: Identifier[]
-  type: ProviderType
-  name?: string
-  specialty?: string
-  specialties: Coding[]
-  npi?: string
-}
-
-export const ACCEPTING_PATIENTS = ['newpt', 'existptonly', 'existptfam', 'nopt'] as const
-export type AcceptingPatients = (typeof ACCEPTING_PATIENTS)[number]
-
-export const SLOT_STATUSES = ['free', 'busy', 'busy-unavailable', 'busy-tentative'] as const
-export type SlotStatus = (typeof SLOT_STATUSES)[number]
+import {
+  ACCEPTING_PATIENTS,
+  type AcceptingPatients,
+  type Coding,
+  type Identifier,
+  type LocationSummary,
+  type ProviderSummary,
+  SLOT_STATUSES,
+  type SlotStatus,
+} from '../model.js'
 
 /** The two extension namespaces in use: the original registry and the HL7 STU 1 guide. */
 const EXTENSION_BASES = [

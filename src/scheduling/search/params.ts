@@ -1,6 +1,6 @@
-import { param, type ParamValues, withDefault } from '../api/params.js'
-import type { SlotFilters } from './search.js'
-import { SLOT_STATUSES } from './resources.js'
+import { param, type ParamValues, withDefault } from '../../api/params.js'
+import type { SlotFilters } from './matches.js'
+import { SLOT_STATUSES } from '../model.js'
 
 /** The spec's parameter table for slot listings, declared once for the three endpoints that share it. */
 export const SLOT_FILTER_PARAMS = {

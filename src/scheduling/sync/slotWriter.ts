@@ -1,6 +1,6 @@
-import type { Db } from '../db/open.js'
+import type { Db } from '../../db/open.js'
 import type { Group, ScheduleModel } from './feedModel.js'
-import type { AcceptingPatients, Coding } from './resources.js'
+import type { AcceptingPatients, Coding } from '../model.js'
 
 export interface SlotRow {
   id: string
