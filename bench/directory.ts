@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util'
 import { request } from 'undici'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { resolveConfig } from '../src/config.js'
+import { resolveAppConfig } from '../src/app/config.js'
 import { openDatabase } from '../src/app/store.js'
 import { importDirectory } from '../src/directory/importer.js'
 import { resolveSources } from '../src/ingest/sources.js'
@@ -113,7 +113,7 @@ export async function run(args: string[]): Promise<void> {
     .reduce((bytes, name) => bytes + statSync(join(dir, name)).size, 0)
   const rate = summary.imported / seconds
 
-  const server = await startServer(resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
+  const server = await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
   const headers = { authorization: `Bearer ${key}` }
   const call = async (path: string) => {
     const response = await request(`${server.url}${path}`, { headers })

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { resolveConfig } from '../src/config.js'
+import { resolveAppConfig } from '../src/app/config.js'
 import { openDatabase } from '../src/app/store.js'
 import { type RunningServer, startServer } from '../src/app/server.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
@@ -159,10 +159,10 @@ export async function run(args: string[]): Promise<void> {
     // a repeated search from its answer cache (src/http/answerCache.ts), as a busy server mostly does.
     const servers = {
       cold: await startServer(
-        resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+        resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
         clock,
       ),
-      warm: await startServer(resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock),
+      warm: await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock),
     }
     const headers = { Authorization: `Bearer ${key}` }
     const get = async (url: string) => {

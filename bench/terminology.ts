@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 import { Client } from 'undici'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { resolveConfig } from '../src/config.js'
+import { resolveAppConfig } from '../src/app/config.js'
 import { liveDatabasePath } from '../src/db/live.js'
 import { openDatabase } from '../src/app/store.js'
 import { type RunningServer, startServer } from '../src/app/server.js'
@@ -54,7 +54,7 @@ export async function run(args: string[]): Promise<void> {
   let server: RunningServer | undefined
   let client: Client | undefined
   try {
-    const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+    const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
     const setup = openDatabase(dbPath)
     createOrganization(setup, { slug: 'bench', plan: 'scale' })
     const { key } = createKey(setup, { org: 'bench' })

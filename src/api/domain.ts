@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js'
-import type { Config } from '../config.js'
+import type { Config, Setting } from '../config.js'
 import type { Migration } from '../db/migrate.js'
 import type { Db } from '../db/sqlite.js'
 import type { UpstreamTuning } from '../upstream/client.js'
@@ -21,6 +21,8 @@ export interface DomainModule {
   readonly steps?: readonly Migration[]
   /** Schema steps of the live file (src/db/live.ts), in order. */
   readonly liveSteps?: readonly Migration[]
+  /** Its settings (flag > SVC_* > config file > fallback), read with `settingOf` (src/config.ts). */
+  readonly settings?: readonly Setting[]
   /** What the domain serves, loaded on demand. */
   readonly serving?: () => Promise<DomainServing>
   /** Loads the domain's share of the bundled demo data into a store; returns what to tell the user. */

@@ -1,5 +1,6 @@
 import { Command, Flags, type Interfaces } from '@oclif/core'
-import { type Config, type ConfigOverrides, resolveConfig } from '../config.js'
+import { resolveAppConfig } from '../app/config.js'
+import type { Config, ConfigOverrides } from '../config.js'
 import type { Db, Store } from '../db/open.js'
 import { openStore } from '../app/store.js'
 import { UserError } from '../userError.js'
@@ -25,7 +26,7 @@ export abstract class SvcCommand extends Command {
   #store: Store | undefined
 
   protected resolveConfig(overrides: ConfigOverrides): Config {
-    return resolveConfig(overrides)
+    return resolveAppConfig(overrides)
   }
 
   /** Both files of the store (src/db/open.ts); `db` is the main one. Closed when the command ends. */

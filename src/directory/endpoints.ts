@@ -6,8 +6,10 @@ import { ReleaseReader } from '../fhir/store/reader.js'
 import { RemoteSearch } from '../fhir/store/remote.js'
 import { LocalSearch } from '../fhir/store/search.js'
 import { ApiError } from '../http/errors.js'
+import { settingOf } from '../config.js'
 import { UpstreamSource } from '../upstream/client.js'
 import { DIRECTORY_LAYOUT, DIRECTORY_STORE } from './declaration.js'
+import { DIRECTORY_API_KEY, DIRECTORY_TIMEOUT_MS, DIRECTORY_URL } from './settings.js'
 
 const SEARCH_SUMMARIES: Record<string, string> = {
   Practitioner: 'Find practitioners by NPI or by name (no total, ever)',
@@ -35,14 +37,16 @@ const replacedRelease = () =>
 
 /** One app's directory: where its answers come from (the configuration decides), and its cursors. */
 export function createDirectory({ db, config, clock, upstream }: AppContext): StoreEndpointsContext {
-  const source = config.directoryUrl
+  const remote = settingOf(config, DIRECTORY_URL)
+  const apiKey = settingOf(config, DIRECTORY_API_KEY)
+  const source = remote
     ? new RemoteSearch(
         new UpstreamSource({
           ...upstream,
-          baseUrl: config.directoryUrl,
+          baseUrl: remote,
           name: 'The directory source',
-          timeoutMs: config.directoryTimeoutMs,
-          headers: config.directoryApiKey ? { authorization: `Bearer ${config.directoryApiKey}` } : undefined,
+          timeoutMs: settingOf(config, DIRECTORY_TIMEOUT_MS),
+          headers: apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
         }),
         DIRECTORY_STORE.types,
         'The directory source',

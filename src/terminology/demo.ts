@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { DemoContext } from '../api/domain.js'
-import { bundledDataDir } from '../dataDir.js'
+import { packageRoot } from '../packageRoot.js'
 import type { Db } from '../db/open.js'
 import { ensureBundledTerminology } from './bundled.js'
 import { importTerminology } from './import/importFiles.js'
@@ -10,7 +10,7 @@ import { findCodeSystem } from './store.js'
 /** The demo's terminology beyond the bundled sets: the NUCC taxonomy, unless a release is already held. */
 function loadDemoTerminology(db: Db, now: number): string | undefined {
   if (findCodeSystem(db, NUCC_SYSTEM)) return undefined
-  const file = join(bundledDataDir(), 'demo', 'terminology', 'nucc_provider_taxonomy.csv')
+  const file = join(packageRoot(), 'data', 'demo', 'terminology', 'nucc_provider_taxonomy.csv')
   importTerminology(db, [file], { release: 'demo', now })
   return 'NUCC provider taxonomy (release "demo")'
 }

@@ -1,9 +1,11 @@
 import type { AppContext } from '../api/domain.js'
 import type { Clock } from '../clock.js'
+import { settingOf } from '../config.js'
 import type { Db } from '../db/open.js'
 import { UpstreamSource } from '../upstream/client.js'
 import { ConceptLists } from './conceptCache.js'
 import { RememberedReleases } from './remembered.js'
+import { TERMINOLOGY_SOURCES } from './settings.js'
 
 /** One app's terminology: the store, the remote sources by the system they answer for, what is remembered. */
 export interface Terminology {
@@ -22,7 +24,7 @@ export function createTerminology({ db, config, clock, upstream }: AppContext): 
     clock,
     baseUrl: config.baseUrl,
     sources: new Map(
-      Object.entries(config.terminologySources).map(([system, baseUrl]) => [
+      Object.entries(settingOf(config, TERMINOLOGY_SOURCES) ?? {}).map(([system, baseUrl]) => [
         system,
         new UpstreamSource({ baseUrl, name: `the terminology source for ${system}`, ...upstream }),
       ]),
