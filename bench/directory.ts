@@ -7,11 +7,11 @@ import { parseArgs } from 'node:util'
 import { request } from 'undici'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { resolveConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/open.js'
+import { resolveAppConfig } from '../src/app/config.js'
+import { openDatabase } from '../src/app/store.js'
 import { importDirectory } from '../src/directory/importer.js'
-import { resolveSources } from '../src/directory/sources.js'
-import { startServer } from '../src/http/server.js'
+import { resolveSources } from '../src/ingest/sources.js'
+import { startServer } from '../src/app/server.js'
 import {
   type DirectoryScale,
   generatedRelease,
@@ -22,7 +22,7 @@ import {
 } from './lib/directoryData.js'
 import { formatTable, percentile, verdict } from './lib/load.js'
 
-const PLAN_NET = fileURLToPath(new URL('../../shared/fixtures/directory/plan-net', import.meta.url))
+const PLAN_NET = fileURLToPath(new URL('../test/fixtures/directory/plan-net', import.meta.url))
 const IMPORT_GOAL = 50_000
 const RSS_GOAL_MB = 400
 const QUERIES = 400
@@ -113,7 +113,7 @@ export async function run(args: string[]): Promise<void> {
     .reduce((bytes, name) => bytes + statSync(join(dir, name)).size, 0)
   const rate = summary.imported / seconds
 
-  const server = await startServer(resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
+  const server = await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
   const headers = { authorization: `Bearer ${key}` }
   const call = async (path: string) => {
     const response = await request(`${server.url}${path}`, { headers })

@@ -5,9 +5,9 @@ import { parseArgs } from 'node:util'
 import { createKey, keyOwnerLookup } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { UsageCounter } from '../src/accounts/usage.js'
-import { resolveConfig } from '../src/config.js'
-import { openDatabase, openStore } from '../src/db/open.js'
-import { type RunningServer, startServer } from '../src/http/server.js'
+import { resolveAppConfig } from '../src/app/config.js'
+import { openDatabase, openStore } from '../src/app/store.js'
+import { type RunningServer, startServer } from '../src/app/server.js'
 import {
   type BareServer,
   formatTable,
@@ -55,7 +55,7 @@ export async function run(args: string[]): Promise<void> {
   try {
     // An empty env so SVC_* variables on this machine do not leak in. (A ./svc.config.json in the working
     // directory would still be read, but db, port and host given here win over it.)
-    const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+    const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
     const setup = openDatabase(dbPath)
     createOrganization(setup, { slug: 'bench', plan: 'scale' })
     const { key } = createKey(setup, { org: 'bench' })

@@ -5,11 +5,11 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { resolveConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/open.js'
-import { type RunningServer, startServer } from '../src/http/server.js'
+import { resolveAppConfig } from '../src/app/config.js'
+import { openDatabase } from '../src/app/store.js'
+import { type RunningServer, startServer } from '../src/app/server.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
-import { syncPublishers } from '../src/scheduling/sync.js'
+import { syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { formatTable, type LoadResult, measure, medianOf, percentile, startBareServer } from './lib/load.js'
 import {
   FEED_START,
@@ -159,10 +159,10 @@ export async function run(args: string[]): Promise<void> {
     // a repeated search from its answer cache (src/http/answerCache.ts), as a busy server mostly does.
     const servers = {
       cold: await startServer(
-        resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+        resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
         clock,
       ),
-      warm: await startServer(resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock),
+      warm: await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock),
     }
     const headers = { Authorization: `Bearer ${key}` }
     const get = async (url: string) => {

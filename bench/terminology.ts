@@ -6,10 +6,10 @@ import Database from 'better-sqlite3'
 import { Client } from 'undici'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { resolveConfig } from '../src/config.js'
+import { resolveAppConfig } from '../src/app/config.js'
 import { liveDatabasePath } from '../src/db/live.js'
-import { openDatabase } from '../src/db/open.js'
-import { type RunningServer, startServer } from '../src/http/server.js'
+import { openDatabase } from '../src/app/store.js'
+import { type RunningServer, startServer } from '../src/app/server.js'
 import { ensureBundledTerminology } from '../src/terminology/bundled.js'
 import { importTerminology } from '../src/terminology/import/importFiles.js'
 import { allConcepts, findCodeSystem } from '../src/terminology/store.js'
@@ -54,7 +54,7 @@ export async function run(args: string[]): Promise<void> {
   let server: RunningServer | undefined
   let client: Client | undefined
   try {
-    const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+    const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
     const setup = openDatabase(dbPath)
     createOrganization(setup, { slug: 'bench', plan: 'scale' })
     const { key } = createKey(setup, { org: 'bench' })

@@ -7,10 +7,10 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { resolveConfig } from '../src/config.js'
-import { openLiveStore } from '../src/db/live.js'
-import { openDatabase } from '../src/db/open.js'
-import { type RunningServer, startServer } from '../src/http/server.js'
+import { resolveAppConfig } from '../src/app/config.js'
+import { openLiveStore } from '../src/app/store.js'
+import { openDatabase } from '../src/app/store.js'
+import { type RunningServer, startServer } from '../src/app/server.js'
 import { openTopSources } from '../src/stats/topFeed.js'
 import { TopReader } from '../src/stats/topSnapshot.js'
 import { formatTable, type LoadResult, loadTable, measure, medianOf, verdict } from './lib/load.js'
@@ -116,7 +116,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`Seeding the request log with ${seedRows.toLocaleString('en-US')} older requests...`)
     seedRequestLog(dbPath, seedRows)
 
-    server = await startServer(resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
+    server = await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
     const url = `${server.url}${PATH}`
     const load = (seconds: number) =>
       measure(url, {

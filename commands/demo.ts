@@ -1,14 +1,9 @@
-import { dirname, join } from 'node:path'
 import { createKey } from '../src/accounts/keys.js'
-import { createOrganization, findOrganization } from '../src/accounts/orgs.js'
+import { loadDemoData } from '../src/app/demo.js'
+import { openDatabase } from '../src/app/store.js'
 import { SvcCommand } from '../src/cli/baseCommand.js'
 import { runServerUntilSignalled } from '../src/cli/runServer.js'
 import { backgroundSync, serveFlags, serveOverrides } from '../src/cli/serveFlags.js'
-import { openDatabase } from '../src/db/open.js'
-import { loadDemoDirectory } from '../src/directory/demo.js'
-import { loadDemoScheduling } from '../src/scheduling/demo.js'
-import { ensureBundledTerminology } from '../src/terminology/bundled.js'
-import { loadDemoTerminology } from '../src/terminology/demo.js'
 
 export default class Demo extends SvcCommand {
   static override description =
@@ -26,21 +21,9 @@ export default class Demo extends SvcCommand {
     const sync = backgroundSync(flags, this.config.root)
     const db = openDatabase(config.db)
     try {
-      if (!findOrganization(db, 'demo')) createOrganization(db, { slug: 'demo', name: 'Demo organization' })
-      const scheduling = await loadDemoScheduling(db, join(dirname(config.db), 'demo-feed'), Date.now())
-      if (scheduling) {
-        this.log(
-          `Scheduling: publisher ${scheduling.publisher} ${scheduling.outcome}, ${scheduling.written} slots.`,
-        )
-      }
-      const directory = await loadDemoDirectory(db)
-      if (directory) this.log(`Provider directory: ${directory.imported} Plan-Net sample resources imported.`)
+      for (const line of await loadDemoData(db, Date.now())) this.log(line)
       const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
-      const bundled = ensureBundledTerminology(db, Date.now())
-      const demo = loadDemoTerminology(db, Date.now())
       this.log(`Database ${config.db} is ready; demo organization "demo".`)
-      const loaded = [...bundled, ...(demo ? [demo] : [])]
-      if (loaded.length > 0) this.log(`Terminology loaded: ${loaded.join(', ')}.`)
       this.log(`API key (shown once):\n\n  ${key.key}\n`)
       const curl = `curl -H "Authorization: Bearer ${key.key}"`
       this.log(`Try: ${curl} ${config.baseUrl}/v1/fhir/r4/metadata`)

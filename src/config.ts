@@ -1,64 +1,73 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { UserError } from './userError.js'
 
 /**
- * One resolved configuration: flags > environment (SVC_*) > config file > defaults.
- * Each setting is declared once with its environment name and its rule.
+ * One resolved configuration: flags > environment (SVC_*) > config file > defaults. Each setting is declared
+ * once with its name (the config file's key), its environment name and its rule: the appliance's own here,
+ * each domain's in its folder (`DomainModule.settings`), gathered by the composition root.
  */
-const SETTINGS = {
-  db: { env: 'SVC_DB', schema: z.string().min(1) },
-  host: { env: 'SVC_HOST', schema: z.string().min(1) },
-  port: {
+export interface Setting<T = unknown> {
+  /** The key in the config file, and what a flag of the same meaning is named after (`--base-url`). */
+  name: string
+  env: string
+  schema: z.ZodType<T>
+  /** The value when nothing sets it; none: unset. */
+  fallback?: T
+}
+
+export function defineSetting<T>(setting: Setting<T>): Setting<T> {
+  return setting
+}
+
+/** A whole number of milliseconds within bounds, from a flag, the environment or the file. */
+export const milliseconds = (min: number, max: number) => {
+  const message = `must be a number of milliseconds from ${min} to ${max}`
+  return z.coerce.number({ error: message }).int(message).min(min, message).max(max, message)
+}
+
+/** A JSON object in the environment, an object in the config file. */
+export const jsonObject = <T>(schema: z.ZodType<T>) =>
+  z.preprocess((raw) => {
+    if (typeof raw !== 'string') return raw
+    try {
+      return JSON.parse(raw) as unknown
+    } catch {
+      return raw
+    }
+  }, schema) as unknown as z.ZodType<T>
+
+const CORE = {
+  db: defineSetting({ name: 'db', env: 'SVC_DB', schema: z.string().min(1), fallback: './data/svc.db' }),
+  host: defineSetting({ name: 'host', env: 'SVC_HOST', schema: z.string().min(1), fallback: '127.0.0.1' }),
+  port: defineSetting({
+    name: 'port',
     env: 'SVC_PORT',
     schema: z.coerce
       .number({ error: 'must be a port number from 0 to 65535' })
       .int()
       .min(0)
       .max(65535, 'must be a port number from 0 to 65535'),
-  },
-  baseUrl: { env: 'SVC_BASE_URL', schema: z.url({ protocol: /^https?$/ }) },
-  docsUrl: { env: 'SVC_DOCS_URL', schema: z.url({ protocol: /^https?$/ }) },
-  dashboardUrl: { env: 'SVC_DASHBOARD_URL', schema: z.url({ protocol: /^https?$/ }) },
-  directoryUrl: { env: 'SVC_DIRECTORY_URL', schema: z.url({ protocol: /^https?$/ }) },
-  directoryApiKey: { env: 'SVC_DIRECTORY_API_KEY', schema: z.string().min(1) },
-  directoryTimeoutMs: {
-    env: 'SVC_DIRECTORY_TIMEOUT_MS',
-    schema: z.coerce
-      .number({ error: 'must be a number of milliseconds from 100 to 60000' })
-      .int('must be a number of milliseconds from 100 to 60000')
-      .min(100, 'must be a number of milliseconds from 100 to 60000')
-      .max(60_000, 'must be a number of milliseconds from 100 to 60000'),
-  },
-  answerCacheMb: {
+    fallback: 8080,
+  }),
+  baseUrl: defineSetting({ name: 'baseUrl', env: 'SVC_BASE_URL', schema: z.url({ protocol: /^https?$/ }) }),
+  docsUrl: defineSetting({ name: 'docsUrl', env: 'SVC_DOCS_URL', schema: z.url({ protocol: /^https?$/ }) }),
+  dashboardUrl: defineSetting({
+    name: 'dashboardUrl',
+    env: 'SVC_DASHBOARD_URL',
+    schema: z.url({ protocol: /^https?$/ }),
+  }),
+  answerCacheMb: defineSetting({
+    name: 'answerCacheMb',
     env: 'SVC_ANSWER_CACHE_MB',
     schema: z.coerce
       .number({ error: 'must be a number of megabytes from 0 (off) to 4096' })
       .min(0, 'must be a number of megabytes from 0 (off) to 4096')
       .max(4096, 'must be a number of megabytes from 0 (off) to 4096'),
-  },
-  terminologySources: {
-    env: 'SVC_TERMINOLOGY_SOURCES',
-    // A JSON object in the environment, an object in the config file: code system URI -> FHIR server base.
-    schema: z.preprocess(
-      (raw) => {
-        if (typeof raw !== 'string') return raw
-        try {
-          return JSON.parse(raw) as unknown
-        } catch {
-          return raw
-        }
-      },
-      z.record(
-        z.string().min(1),
-        z.url({ protocol: /^https?$/, error: 'each source must be an http(s) URL of a FHIR server base' }),
-        { error: 'must be a JSON object mapping code system URIs to FHIR server base URLs' },
-      ),
-    ),
-  },
-} as const
-
-export type SettingName = keyof typeof SETTINGS
+    fallback: 64,
+  }),
+}
 
 export interface Config {
   db: string
@@ -68,30 +77,34 @@ export interface Config {
   baseUrl: string
   docsUrl: string
   dashboardUrl: string
-  /** Remote FHIR base the provider directory forwards to; unset: the imported release answers. */
-  directoryUrl?: string
-  /** Sent to the remote directory as `Authorization: Bearer`; never logged. */
-  directoryApiKey?: string
-  /** Per attempt against the remote directory. */
-  directoryTimeoutMs: number
-  /** Code system URI -> base URL of the remote FHIR terminology server that answers for it. */
-  terminologySources: Record<string, string>
   /** Room for answers kept for identical requests, per server process (src/http/answerCache.ts); 0: none. */
   answerCacheMb: number
+  /** The domains' own settings, by name, as resolved: read them with `settingOf`. */
+  settings: ReadonlyMap<string, unknown>
   configFile: string | null
   /** True when the URLs were derived from host and port rather than set, so a bound port can replace them. */
   urlsDerived: boolean
 }
 
+/** A domain's setting as resolved (its fallback when nothing set it). */
+export function settingOf<T>(config: Config, setting: Setting<T>): T | undefined {
+  return config.settings.get(setting.name) as T | undefined
+}
+
 export const DEFAULT_CONFIG_FILE = 'svc.config.json'
 
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   override name = 'ConfigError'
 }
 
-export type ConfigOverrides = Partial<Record<SettingName, string | number | undefined>> & { config?: string }
+/** Flags by setting name (and `config`, the file); unset flags are undefined. */
+export type ConfigOverrides = Partial<Record<string, string | number | undefined>> & { config?: string }
 
-function readConfigFile(path: string | undefined, required: boolean): Record<string, unknown> {
+function readConfigFile(
+  path: string | undefined,
+  required: boolean,
+  known: readonly string[],
+): Record<string, unknown> {
   if (!path) return {}
   if (!existsSync(path)) {
     if (required) throw new ConfigError(`Invalid setting config: file ${path} does not exist`)
@@ -106,10 +119,10 @@ function readConfigFile(path: string | undefined, required: boolean): Record<str
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`Invalid setting config: ${path} must hold a JSON object`)
   }
-  const unknown = Object.keys(parsed).filter((key) => !(key in SETTINGS))
+  const unknown = Object.keys(parsed).filter((key) => !known.includes(key))
   if (unknown.length > 0) {
     throw new ConfigError(
-      `Invalid setting config: ${path} has unknown setting(s) ${unknown.join(', ')}; known: ${Object.keys(SETTINGS).join(', ')}`,
+      `Invalid setting config: ${path} has unknown setting(s) ${unknown.join(', ')}; known: ${known.join(', ')}`,
     )
   }
   return parsed as Record<string, unknown>
@@ -117,13 +130,19 @@ function readConfigFile(path: string | undefined, required: boolean): Record<str
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '')
 
-export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
+/** Resolves the appliance's settings and those `domainSettings` declare; a bad value is one ConfigError line. */
+export function resolveConfig(
+  overrides: ConfigOverrides = {},
+  env: NodeJS.ProcessEnv = process.env,
+  domainSettings: readonly Setting[] = [],
+): Config {
+  const known = [...Object.values(CORE), ...domainSettings].map((setting) => setting.name)
   const explicitFile = overrides.config ?? env.SVC_CONFIG
   const filePath = explicitFile ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined)
-  const file = readConfigFile(filePath, explicitFile !== undefined)
+  const file = readConfigFile(filePath, explicitFile !== undefined, known)
 
-  const pick = <K extends SettingName>(name: K, fallback: string | number | undefined) => {
-    const setting = SETTINGS[name]
+  const pick = <T>(setting: Setting<T>): T | undefined => {
+    const { name } = setting
     const [raw, origin] =
       overrides[name] !== undefined
         ? [overrides[name], `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`]
@@ -131,37 +150,30 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
           ? [env[setting.env], setting.env]
           : file[name] !== undefined
             ? [file[name], `${filePath}: ${name}`]
-            : [fallback, name]
-    if (raw === undefined) return undefined
+            : [undefined, name]
+    if (raw === undefined) return setting.fallback
     const result = setting.schema.safeParse(raw)
     if (!result.success) {
       const reason = result.error.issues[0]?.message ?? 'invalid value'
       throw new ConfigError(`Invalid setting ${origin}: ${JSON.stringify(raw)} (${reason})`)
     }
-    return result.data as z.infer<(typeof SETTINGS)[K]['schema']>
+    return result.data
   }
 
-  const host = pick('host', '127.0.0.1') as string
-  const port = pick('port', 8080) as number
-  const explicitBase = pick('baseUrl', undefined) as string | undefined
-  const explicitDocs = pick('docsUrl', undefined) as string | undefined
-  const explicitDashboard = pick('dashboardUrl', undefined) as string | undefined
+  const explicitBase = pick(CORE.baseUrl)
   const config: Config = {
-    db: resolve(pick('db', './data/svc.db') as string),
-    host,
-    port,
+    db: resolve(pick(CORE.db) as string),
+    host: pick(CORE.host) as string,
+    port: pick(CORE.port) as number,
     baseUrl: '',
     docsUrl: '',
     dashboardUrl: '',
-    directoryUrl: pick('directoryUrl', undefined) as string | undefined,
-    directoryApiKey: pick('directoryApiKey', undefined) as string | undefined,
-    directoryTimeoutMs: pick('directoryTimeoutMs', 10_000) as number,
-    answerCacheMb: pick('answerCacheMb', 64) as number,
-    terminologySources: (pick('terminologySources', undefined) as Record<string, string> | undefined) ?? {},
+    answerCacheMb: pick(CORE.answerCacheMb) as number,
+    settings: new Map(domainSettings.map((setting) => [setting.name, pick(setting)])),
     configFile: filePath ? resolve(filePath) : null,
     urlsDerived: explicitBase === undefined,
   }
-  return withUrls(config, explicitBase, explicitDocs, explicitDashboard)
+  return withUrls(config, explicitBase, pick(CORE.docsUrl), pick(CORE.dashboardUrl))
 }
 
 function withUrls(config: Config, base?: string, docs?: string, dashboard?: string): Config {

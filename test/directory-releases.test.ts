@@ -5,11 +5,12 @@ import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { schemaVersion } from '../src/db/migrate.js'
-import { MIGRATIONS } from '../src/db/migrations.js'
-import { ImportError, importDirectory } from '../src/directory/importer.js'
+import { appliedSteps } from '../src/db/migrate.js'
+import { allSteps } from './support/legacyStore.js'
+import { importDirectory } from '../src/directory/importer.js'
+import { ImportError } from '../src/fhir/store/importer.js'
 import { releaseFileName } from '../src/directory/releases.js'
-import { resolveSources } from '../src/directory/sources.js'
+import { resolveSources } from '../src/ingest/sources.js'
 import { runCli } from './support/cli.js'
 import { fixture, PLAN_NET } from './support/directory.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
@@ -82,7 +83,7 @@ describe('directory releases, each in a file of its own', () => {
     })
     t = server
     const db = server.server.db
-    expect(schemaVersion(db)).toBe(Math.max(...MIGRATIONS.map((migration) => migration.version)))
+    expect([...appliedSteps(db)].sort()).toEqual([...allSteps('main')].sort())
     expect(db.prepare('SELECT id, state, file FROM directory_releases').all()).toEqual([
       { id: 1, state: 'active', file: null },
     ])

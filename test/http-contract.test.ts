@@ -273,7 +273,7 @@ describe('/openapi.json', () => {
     const operations = Object.entries(response.json.paths as Record<string, Record<string, unknown>>).flatMap(
       ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     )
-    const registered = (await import('../src/api/registry.js')).allEndpoints()
+    const registered = t.server.routes.endpoints
     expect(operations.sort()).toEqual(
       registered.map((e) => `${e.method} ${e.path.replace(/:(\w+)/g, '{$1}')}`).sort(),
     )
@@ -323,5 +323,45 @@ describe('/docs/errors', () => {
     ]) {
       expect(page.text).toContain(`id="${slug}"`)
     }
+  })
+})
+
+describe('conditional requests and connections', () => {
+  it.each(['/openapi.json', '/v1/fhir/r4/metadata'])(
+    '%s answers 304 to a matching If-None-Match even with no-cache, for lists, * and weak tags',
+    async (path) => {
+      const first = await t.get(path, bearer(t.key))
+      const tag = first.headers.etag as string
+      for (const headers of <Record<string, string>[]>[
+        { 'if-none-match': tag, 'cache-control': 'no-cache' },
+        { 'if-none-match': tag, pragma: 'no-cache' },
+        { 'if-none-match': `"other", ${tag}` },
+        { 'if-none-match': `W/${tag}` },
+        { 'if-none-match': '*' },
+      ]) {
+        const again = await t.get(path, { ...bearer(t.key), ...headers })
+        expect(again.status, JSON.stringify(headers)).toBe(304)
+      }
+      expect((await t.get(path, { ...bearer(t.key), 'if-none-match': '"other"' })).status).toBe(200)
+    },
+  )
+
+  it('gives the gzip and identity forms different strong tags, and either revalidates', async () => {
+    const plain = await t.get('/openapi.json')
+    const gzipped = await t.get('/openapi.json', { 'accept-encoding': 'gzip' })
+    expect(gzipped.headers['content-encoding']).toBe('gzip')
+    expect(gzipped.headers.etag).not.toBe(plain.headers.etag)
+    for (const tag of [plain.headers.etag, gzipped.headers.etag] as string[]) {
+      expect((await t.get('/openapi.json', { 'if-none-match': tag })).status).toBe(304)
+      expect((await t.get('/openapi.json', { 'if-none-match': tag, 'accept-encoding': 'gzip' })).status).toBe(
+        304,
+      )
+    }
+  })
+
+  it('keeps idle connections longer than common proxies, with the headers timeout above it', () => {
+    const { server } = t.server
+    expect(server.keepAliveTimeout).toBeGreaterThan(60_000)
+    expect(server.headersTimeout).toBeGreaterThan(server.keepAliveTimeout)
   })
 })

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createKey, keyOwnerLookup, revokeKey } from '../src/accounts/keys.js'
 import { hashSecret } from '../src/accounts/keyFormat.js'
 import { createOrganization, setOrganizationPlan } from '../src/accounts/orgs.js'
-import { openStore, type Store } from '../src/db/open.js'
+import type { Store } from '../src/db/open.js'
+import { openStore } from '../src/app/store.js'
 
 let dir: string
 let serving: Store

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { liveDatabasePath } from '../src/db/live.js'
-import { openStore, type Store } from '../src/db/open.js'
+import type { Store } from '../src/db/open.js'
+import { openStore } from '../src/app/store.js'
 import { RequestLog, type RequestRecord, RETENTION_MS } from '../src/stats/requestLog.js'
 
 let dir: string
@@ -33,6 +34,7 @@ const record = (requestId: string, at: number, keyId: string | null = 'key_a'): 
   method: 'GET',
   path: '/v1/x',
   route: '/v1/x',
+  group: 'x',
   status: 200,
   durationMs: 0.4,
   bytes: 120,
@@ -77,7 +79,12 @@ describe('the request log', () => {
     log = new RequestLog(liveDatabasePath(join(dir, 'svc.db')), () => now, { maxBuffered: 4 })
     const recorded: RequestRecord[] = [
       record('01a1fec9-0000-7000-8000-000000000001', now - 5),
-      { ...record('01a1fec9-0000-7000-8000-000000000002', now - 4, null), orgId: null, route: null },
+      {
+        ...record('01a1fec9-0000-7000-8000-000000000002', now - 4, null),
+        orgId: null,
+        route: null,
+        group: null,
+      },
       { ...record('01a1fec9-0000-7000-8000-000000000003', now - 3, 'key_b'), method: 'POST', status: 429 },
       {
         ...record('01a1fec9-0000-7000-8000-000000000004', now - 2),
@@ -91,8 +98,8 @@ describe('the request log', () => {
     await log.flush()
     const written = store.live
       .prepare(
-        `SELECT request_id AS requestId, at, org_id AS orgId, key_id AS keyId, method, path, route, status,
-                duration_ms AS durationMs, bytes FROM request_log ORDER BY rowid`,
+        `SELECT request_id AS requestId, at, org_id AS orgId, key_id AS keyId, method, path, route,
+                grp AS "group", status, duration_ms AS durationMs, bytes FROM request_log ORDER BY rowid`,
       )
       .all()
     expect(written).toEqual(recorded)
@@ -146,8 +153,10 @@ describe('the request log', () => {
     const old = now - RETENTION_MS - 1
     store.live.exec(`
       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000)
-      INSERT INTO request_log SELECT 'old-' || i, ${old} - i, 1, NULL, 'GET', '/', NULL, 200, 1, 1 FROM n;
-      INSERT INTO request_log VALUES ('recent', ${now - 1000}, 1, NULL, 'GET', '/', NULL, 200, 1, 1);
+      INSERT INTO request_log (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
+        SELECT 'old-' || i, ${old} - i, 1, NULL, 'GET', '/', NULL, 200, 1, 1 FROM n;
+      INSERT INTO request_log (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
+        VALUES ('recent', ${now - 1000}, 1, NULL, 'GET', '/', NULL, 200, 1, 1);
       INSERT INTO usage_counters VALUES (1, 'm:${Math.floor(now / 60_000) - 61}', 5), (1, 'm:${Math.floor(now / 60_000)}', 6),
         (1, 'M:2026-10', 7);
       INSERT INTO usage_leases VALUES (1, 'm:${Math.floor(now / 60_000) - 61}', 'dead', 3), (1, 'M:2026-10', 'dead', 3),

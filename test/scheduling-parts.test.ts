@@ -1,15 +1,18 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate, schemaVersion } from '../src/db/migrate.js'
-import { MIGRATIONS } from '../src/db/migrations.js'
-import { openDatabase } from '../src/db/open.js'
+import { openDatabase } from '../src/app/store.js'
+import { appliedSteps } from '../src/db/migrate.js'
+import { type Db, openSqliteFile } from '../src/db/sqlite.js'
 import { addPublisher, removePublisher } from '../src/scheduling/publishers.js'
-import { searchSlots, type SlotFilters } from '../src/scheduling/search.js'
-import { syncPublisher } from '../src/scheduling/sync.js'
+import type { SlotFilters } from '../src/scheduling/search/matches.js'
+import { searchSlots } from '../src/scheduling/search/slots.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
+import { SMART_EXAMPLES } from './support/fixtures.js'
+import { stepsThrough, writeNumberedFile } from './support/legacyStore.js'
 import { writeStu1Feed } from './support/stu1Feed.js'
 
 /**
@@ -17,8 +20,6 @@ import { writeStu1Feed } from './support/stu1Feed.js'
  * order (src/scheduling/search.ts). Small pages near the start take that merge, large ones collect the
  * matching series' slots and sort them: the two must list the same slots in the same order.
  */
-
-const FIXTURE = join(import.meta.dirname, '../../shared/fixtures/scheduling/smart-examples')
 
 let server: TestServer
 let feedDir: string
@@ -43,7 +44,7 @@ async function walk(query: string, limit: number): Promise<string[]> {
 beforeAll(async () => {
   server = await startTestServer({ plan: 'scale' })
   feedDir = mkdtempSync(join(tmpdir(), 'svc-parts-'))
-  cpSync(FIXTURE, join(feedDir, 'smart'), { recursive: true })
+  cpSync(SMART_EXAMPLES, join(feedDir, 'smart'), { recursive: true })
   writeStu1Feed(join(feedDir, 'stu1'))
   writeStu1Feed(join(feedDir, 'stu1-copy'))
   for (const slug of ['smart', 'stu1', 'stu1-copy']) {
@@ -112,26 +113,22 @@ describe('slot parts', () => {
   })
 })
 
-describe('migration 5', () => {
+describe('the slot-parts step', () => {
   it('upgrades a version-4 store in place: every slot found again, in the same order', async () => {
     const path = join(feedDir, 'upgrade.db')
     const clock = () => Date.parse('2026-11-21T10:00:00Z')
     // A store as version 5 left it (with 33's part counter, which a sync now needs), with slots, then taken
     // back to version 4's shape: one by-start index over every publisher, no parts.
-    const db = new Database(path)
-    migrate(
-      db,
-      MIGRATIONS.filter(
-        (migration) => migration.version <= 5 || migration.name === 'scheduling-part-counter',
-      ),
-    )
+    const db = openSqliteFile(path)
+    const partCounter = stepsThrough(33).filter((step) => step.id === 'scheduling/part-counter')
+    writeNumberedFile(db, [...stepsThrough(5), ...partCounter], 33)
     for (const slug of ['smart', 'stu1-copy']) {
       addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
       expect((await syncPublisher(db, slug, { clock })).outcome).toBe('synced')
     }
     const filters: SlotFilters = { status: 'free', groupKeys: [] }
-    const listing = (store: Database.Database, limit: number) =>
-      searchSlots(store, filters, { limit, offset: 0 }).slots.map((slot) => slot.id)
+    const listing = (store: Db, limit: number) =>
+      searchSlots(new SlotIndex(store), filters, { limit, offset: 0 }).slots.map((slot) => slot.id)
     const expected = listing(db, 100)
     db.exec(`
       DROP INDEX sched_slots_by_part_start;
@@ -143,7 +140,7 @@ describe('migration 5', () => {
     `)
     db.close()
     const upgraded = openDatabase(path)
-    expect(schemaVersion(upgraded)).toBeGreaterThanOrEqual(5)
+    expect(appliedSteps(upgraded)).toContain('scheduling/slot-parts')
     expect(listing(upgraded, 100)).toEqual(expected)
     expect(listing(upgraded, 5)).toEqual(expected.slice(0, 5))
     const unparted = upgraded.prepare('SELECT count(*) FROM sched_slots WHERE part = 0').pluck().get()

@@ -4,11 +4,14 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../src/db/open.js'
 import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
-import type { SlotStatus } from '../src/scheduling/resources.js'
-import { answerHoldsThrough, searchSlots, type SlotFilters } from '../src/scheduling/search.js'
-import { SERVED_SERIES, statusIndex } from '../src/scheduling/seriesIndex.js'
-import { syncPublisher } from '../src/scheduling/sync.js'
+import type { SlotStatus } from '../src/scheduling/model.js'
+import { answerHoldsThrough, type SlotFilters } from '../src/scheduling/search/matches.js'
+import { searchSlots } from '../src/scheduling/search/slots.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
+import { SERVED_SERIES, statusIndex } from '../src/scheduling/search/series.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
+import { SMART_EXAMPLES } from './support/fixtures.js'
 import { writeStu1Feed } from './support/stu1Feed.js'
 
 /**
@@ -17,8 +20,6 @@ import { writeStu1Feed } from './support/stu1Feed.js'
  * looking at each series. Whatever happened before (a sync, a disable, the clock moving either way), they
  * must say what the plain query over the slots table says.
  */
-
-const FIXTURE = join(import.meta.dirname, '../../shared/fixtures/scheduling/smart-examples')
 
 let server: TestServer
 let feedDir: string
@@ -50,11 +51,11 @@ function plain(status: SlotStatus, now: number) {
 /** The same, as the unfiltered search from `now` answers it. */
 function searched(status: SlotStatus, now: number) {
   const filters: SlotFilters = { status, startAfter: now, startsNow: true, groupKeys: [] }
-  const { slots, total } = searchSlots(db, filters, { limit: 1, offset: 0 })
+  const { slots, total } = searchSlots(new SlotIndex(db), filters, { limit: 1, offset: 0 })
   return {
     total,
     first: slots[0]?.start as string | undefined,
-    through: answerHoldsThrough(db, filters, now),
+    through: answerHoldsThrough(new SlotIndex(db), filters, now),
   }
 }
 
@@ -77,7 +78,7 @@ beforeAll(async () => {
   server = await startTestServer({ plan: 'scale' })
   db = server.server.db
   feedDir = mkdtempSync(join(tmpdir(), 'svc-served-'))
-  cpSync(FIXTURE, join(feedDir, 'smart'), { recursive: true })
+  cpSync(SMART_EXAMPLES, join(feedDir, 'smart'), { recursive: true })
   writeStu1Feed(join(feedDir, 'stu1'))
   writeStu1Feed(join(feedDir, 'stu1-copy'))
   for (const slug of ['smart', 'stu1', 'stu1-copy']) {

@@ -4,14 +4,13 @@ import { gunzipSync } from 'node:zlib'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase } from '../src/db/open.js'
+import { openDatabase } from '../src/app/store.js'
 import { addPublisher, removePublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
-import { syncPublisher } from '../src/scheduling/sync.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { type FeedServer, startFeedServer } from './support/feedServer.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
+import { SMART_EXAMPLES } from './support/fixtures.js'
 import { STU1_DEFAULT_MATCHES, writeStu1Feed } from './support/stu1Feed.js'
-
-const FIXTURE = join(import.meta.dirname, '../../shared/fixtures/scheduling/smart-examples')
 
 let server: TestServer
 let feeds: FeedServer
@@ -32,7 +31,7 @@ beforeAll(async () => {
   // Scale: this suite sends far more than Developer's 60 requests a minute.
   server = await startTestServer({ plan: 'scale' })
   feedDir = mkdtempSync(join(tmpdir(), 'svc-feeds-'))
-  cpSync(FIXTURE, join(feedDir, 'smart'), { recursive: true })
+  cpSync(SMART_EXAMPLES, join(feedDir, 'smart'), { recursive: true })
   writeStu1Feed(join(feedDir, 'stu1'))
   feeds = await startFeedServer(feedDir)
   addPublisher(server.server.db, {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { firstMatches, HOUR_MS, skipAhead } from '../src/scheduling/startHours.js'
+import { firstMatches, HOUR_MS, skipAhead } from '../src/scheduling/search/startHours.js'
 
 /** Start hours as search keeps them per series (src/scheduling/startHours.ts), from hour numbers. */
 const hours = (...list: number[]) => Int32Array.from(list)

@@ -7,13 +7,13 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createKey, listKeys } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
-import { liveDatabasePath, openLiveStore } from '../src/db/live.js'
-import { LIVE_MIGRATIONS } from '../src/db/liveMigrations.js'
-import { migrate, schemaVersion } from '../src/db/migrate.js'
-import { MIGRATIONS } from '../src/db/migrations.js'
-import { openDatabase, openStore } from '../src/db/open.js'
+import { liveDatabasePath } from '../src/db/live.js'
+import { openLiveStore } from '../src/app/store.js'
+import { appliedSteps, migrate, type Step } from '../src/db/migrate.js'
+import { openDatabase, openStore, STORE_SCHEMA } from '../src/app/store.js'
 import { findRequest } from '../src/stats/requestLog.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
+import { allSteps, stepsThrough, writeNumberedFile } from './support/legacyStore.js'
 
 const dirs: string[] = []
 const tempDb = () => {
@@ -28,8 +28,9 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
-const latest = Math.max(...MIGRATIONS.map((migration) => migration.version))
-const latestLive = Math.max(...LIVE_MIGRATIONS.map((migration) => migration.version))
+/** Every step of the file recorded, whatever order they ran in. */
+const upToDate = (db: Database.Database, file: 'main' | 'live') =>
+  expect([...appliedSteps(db)].sort()).toEqual([...allSteps(file)].sort())
 const tableNames = (db: Database.Database) =>
   db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()
 
@@ -37,47 +38,72 @@ describe('migrations', () => {
   it('apply on open to both files, in WAL mode, and are idempotent', () => {
     const path = tempDb()
     const store = openStore({ db: path })
-    expect(schemaVersion(store.db)).toBe(latest)
-    expect(schemaVersion(store.live)).toBe(latestLive)
+    upToDate(store.db, 'main')
+    upToDate(store.live, 'live')
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal')
     expect(store.live.pragma('journal_mode', { simple: true })).toBe('wal')
     // Large pages for the main file's bulk JSON, SQLite's default for the live file's small rows.
     expect(store.db.pragma('page_size', { simple: true })).toBe(16_384)
     expect(store.live.pragma('page_size', { simple: true })).toBe(4096)
-    expect(migrate(store.db)).toBe(0)
-    expect(migrate(store.live, LIVE_MIGRATIONS)).toBe(0)
+    expect(migrate(store.db, STORE_SCHEMA.main)).toBe(0)
+    expect(migrate(store.live, STORE_SCHEMA.live)).toBe(0)
     // What each request writes lives only in the live file.
     expect(tableNames(store.db)).not.toContain('usage_counters')
     expect(tableNames(store.db)).not.toContain('request_log')
-    expect(tableNames(store.live)).toEqual(['key_last_used', 'request_log', 'usage_counters', 'usage_leases'])
+    expect(tableNames(store.live)).toEqual([
+      'key_last_used',
+      'request_log',
+      'schema_steps',
+      'usage_counters',
+      'usage_leases',
+    ])
     store.close()
     const again = openStore({ db: path })
-    expect(schemaVersion(again.db)).toBe(latest)
-    expect(schemaVersion(again.live)).toBe(latestLive)
+    upToDate(again.db, 'main')
+    upToDate(again.live, 'live')
     again.close()
   })
 
-  it('have a version each', () => {
-    // migrate() applies only versions above the file's user_version: of two steps sharing a number, one
-    // would never run. (So would a new step numbered below the highest already shipped.)
-    const versions = MIGRATIONS.map((migration) => migration.version)
-    expect(new Set(versions).size).toBe(versions.length)
+  it('are recorded by domain and name, so that no two can collide', () => {
+    for (const file of ['main', 'live'] as const) {
+      const names = allSteps(file)
+      expect(new Set(names).size).toBe(names.length)
+      for (const name of names) expect(name).toMatch(/^[a-z]+\/[a-z0-9-]+$/)
+    }
   })
 
-  it("run a step numbered below the file's version where its probe finds it missing, once", () => {
+  it('run a step added below steps a file already has, once', () => {
+    const path = tempDb()
+    const added = STORE_SCHEMA.main.find((step) => step.id === 'scheduling/part-counter') as Step
+    const before = new Database(path)
+    // A file with every step before and after it (the live file's moves are made on open).
+    migrate(
+      before,
+      STORE_SCHEMA.main.filter((step) => step !== added && !step.attachLive),
+    )
+    expect(tableNames(before)).not.toContain('sched_part_counter')
+    before.close()
+    const store = openStore({ db: path })
+    expect(tableNames(store.db)).toContain('sched_part_counter')
+    upToDate(store.db, 'main')
+    expect(migrate(store.db, STORE_SCHEMA.main)).toBe(0)
+    store.close()
+  })
+
+  it('adopt a file numbered by user_version: its steps recorded, a step whose probe finds it missing run once', () => {
     const path = tempDb()
     const old = new Database(path)
-    const late = MIGRATIONS.find((migration) => migration.missing !== undefined)
+    const late = STORE_SCHEMA.main.find((step) => step.legacyMissing !== undefined)
     expect(late).toBeDefined()
     // A file made before that step existed, when the directory's step 20 was the last one shipped.
-    migrate(
+    writeNumberedFile(
       old,
-      MIGRATIONS.filter((migration) => migration !== late && migration.version <= 20),
+      stepsThrough(20, (step) => step !== late),
+      31,
     )
-    expect(schemaVersion(old)).toBeGreaterThan(late?.version ?? 0)
     expect(
       old
-        .prepare(late?.missing ?? '')
+        .prepare(late?.legacyMissing ?? '')
         .pluck()
         .get(),
     ).toBe(1)
@@ -85,12 +111,12 @@ describe('migrations', () => {
     const store = openStore({ db: path })
     expect(
       store.db
-        .prepare(late?.missing ?? '')
+        .prepare(late?.legacyMissing ?? '')
         .pluck()
         .get(),
     ).toBe(0)
-    expect(schemaVersion(store.db)).toBe(latest)
-    expect(migrate(store.db)).toBe(0)
+    upToDate(store.db, 'main')
+    expect(migrate(store.db, STORE_SCHEMA.main)).toBe(0)
     store.close()
   })
 
@@ -104,17 +130,13 @@ describe('migrations', () => {
   it('upgrade a database made by an older version in place, keeping its data', () => {
     const path = tempDb()
     const old = new Database(path)
-    migrate(
-      old,
-      MIGRATIONS.filter((migration) => migration.version === 1),
-    )
+    writeNumberedFile(old, stepsThrough(1), 1)
     old
       .prepare("INSERT INTO organizations (slug, name, created_at) VALUES ('kept', 'Kept', '2026-01-01')")
       .run()
-    expect(schemaVersion(old)).toBe(1)
     old.close()
     const db = openDatabase(path)
-    expect(schemaVersion(db)).toBe(latest)
+    upToDate(db, 'main')
     expect(db.prepare('SELECT slug FROM organizations').pluck().all()).toEqual(['kept'])
     expect(tableNames(db)).toContain('publishers')
     db.close()
@@ -127,8 +149,8 @@ describe('migrations', () => {
     const path = tempDb()
     const a = openStore({ db: path })
     const b = openStore({ db: path })
-    expect(schemaVersion(a.db)).toBe(latest)
-    expect(schemaVersion(b.live)).toBe(latestLive)
+    upToDate(a.db, 'main')
+    upToDate(b.live, 'live')
     expect(a.db.prepare('SELECT count(*) FROM plans').pluck().get()).toBe(3)
     a.close()
     b.close()
@@ -141,11 +163,10 @@ describe('a database made before the live file existed', () => {
     const old = new Database(path)
     old.pragma('journal_mode = WAL')
     // The steps numbered below the first one that moves tables into the live file: what had shipped then.
-    const firstLiveStep = Math.min(...MIGRATIONS.filter((m) => m.attachLive).map((m) => m.version))
-    migrate(
-      old,
-      MIGRATIONS.filter((migration) => migration.version < firstLiveStep),
+    const firstLiveStep = Math.min(
+      ...STORE_SCHEMA.main.filter((step) => step.attachLive).map((step) => step.legacyVersion as number),
     )
+    writeNumberedFile(old, stepsThrough(firstLiveStep - 1), firstLiveStep - 1)
     old.exec(`
       INSERT INTO organizations (id, slug, name, created_at) VALUES (7, 'kept', 'Kept', '2026-01-01');
       INSERT INTO api_keys (id, org_id, display_prefix, secret_sha256, created_at, last_used_at)
@@ -162,7 +183,7 @@ describe('a database made before the live file existed', () => {
   function expectMoved(path: string) {
     const store = openStore({ db: path })
     try {
-      expect(schemaVersion(store.db)).toBe(latest)
+      upToDate(store.db, 'main')
       expect(tableNames(store.db)).not.toContain('usage_counters')
       expect(tableNames(store.db)).not.toContain('request_log')
       expect(
@@ -203,8 +224,8 @@ describe('a database made before the live file existed', () => {
     live.exec(`
       INSERT INTO usage_counters VALUES (7, 'M:2026-11', 812), (7, 'm:29893799', 41);
       INSERT INTO key_last_used VALUES ('key_a', '2026-11-21T09:59:00.000Z');
-      INSERT INTO request_log VALUES
-        ('0b6a0c3e-2f43-4a8e-9d51-2f7d0d5d9a11', 1795255140000, 7, 'key_a', 'GET', '/v1/x', '/v1/x', 200, 1.5, 120);
+      INSERT INTO request_log (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
+        VALUES ('0b6a0c3e-2f43-4a8e-9d51-2f7d0d5d9a11', 1795255140000, 7, 'key_a', 'GET', '/v1/x', '/v1/x', 200, 1.5, 120);
     `)
     live.close()
     expectMoved(path)

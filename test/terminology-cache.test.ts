@@ -3,14 +3,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { changeGeneration } from '../src/db/changes.js'
-import { openStore } from '../src/db/open.js'
+import { openStore } from '../src/app/store.js'
 import { importTerminology } from '../src/terminology/import/importFiles.js'
 import { runCli } from './support/cli.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
+import { NUCC_CSV } from './support/fixtures.js'
 
-const NUCC_CSV = new URL('../../shared/fixtures/terminology/nucc_provider_taxonomy.csv', import.meta.url)
-  .pathname
 const NUCC = 'http://nucc.org/provider-taxonomy'
 const BASE = '/v1/fhir/r4'
 const ALLERGY = '207K00000X'
@@ -123,19 +121,19 @@ describe('changeGeneration', () => {
     const serving = openStore({ db: join(dir, 'svc.db') })
     const other = openStore({ db: join(dir, 'svc.db') })
     try {
-      const start = changeGeneration(serving.db)
-      expect(changeGeneration(serving.db)).toBe(start)
+      const start = serving.db.changeGeneration()
+      expect(serving.db.changeGeneration()).toBe(start)
       importTerminology(serving.db, [NUCC_CSV], { release: 'own', now: 1 })
-      const afterOwn = changeGeneration(serving.db)
+      const afterOwn = serving.db.changeGeneration()
       expect(afterOwn).not.toBe(start)
 
       await nextTurn()
-      expect(changeGeneration(serving.db)).toBe(afterOwn)
+      expect(serving.db.changeGeneration()).toBe(afterOwn)
       importTerminology(other.db, [NUCC_CSV], { release: 'other', now: 2 })
       // Work already under way in this turn answers as it would have just before the other commit.
-      expect(changeGeneration(serving.db)).toBe(afterOwn)
+      expect(serving.db.changeGeneration()).toBe(afterOwn)
       await nextTurn()
-      expect(changeGeneration(serving.db)).not.toBe(afterOwn)
+      expect(serving.db.changeGeneration()).not.toBe(afterOwn)
     } finally {
       other.close()
       serving.close()

@@ -6,9 +6,7 @@ import Database from 'better-sqlite3'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, runCli, runCliJson } from './support/cli.js'
-
-const NUCC_CSV = new URL('../../shared/fixtures/terminology/nucc_provider_taxonomy.csv', import.meta.url)
-  .pathname
+import { NUCC_CSV } from './support/fixtures.js'
 
 let dir: string
 beforeAll(() => {

@@ -4,10 +4,9 @@ import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importTerminology } from '../src/terminology/import/importFiles.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
+import { NUCC_CSV } from './support/fixtures.js'
 
 const require = createRequire(import.meta.url)
-const NUCC_CSV = new URL('../../shared/fixtures/terminology/nucc_provider_taxonomy.csv', import.meta.url)
-  .pathname
 const GENDER = 'http://hl7.org/fhir/administrative-gender'
 const NUCC = 'http://nucc.org/provider-taxonomy'
 const BASE = '/v1/fhir/r4'

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seededRandom } from '../bench/lib/random.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { liveDatabasePath } from '../src/db/live.js'
-import { openDatabase } from '../src/db/open.js'
+import { openDatabase } from '../src/app/store.js'
 import { type RequestRecord, RequestLog } from '../src/stats/requestLog.js'
 import { NOW_MS, WINDOW_MS } from '../src/stats/requestWindow.js'
 import { openTopSources } from '../src/stats/topFeed.js'
@@ -60,6 +60,7 @@ async function write(requests: Partial<RequestRecord>[]): Promise<void> {
       method: 'GET',
       path: PUBLISHERS,
       route: PUBLISHERS,
+      group: 'scheduling',
       status: 200,
       durationMs: 1,
       bytes: 10,
@@ -139,11 +140,10 @@ describe('the request window', () => {
         // A process that flushes late: rows older than the last refresh, some across either edge.
         const late = pick([0, 0, 0, 0, 0, 0, WINDOW_MS, NOW_MS])
         const endpoint = pick([
-          { method: 'GET', route: PUBLISHERS, path: PUBLISHERS },
-          { method: 'GET', route: METADATA, path: METADATA },
-          // Refused before routing: top finds the endpoint from the path.
-          { method: 'HEAD', route: null, path: PUBLISHERS },
-          { method: 'GET', route: null, path: '/v1/nope' },
+          { method: 'GET', route: PUBLISHERS, group: 'scheduling', path: PUBLISHERS },
+          { method: 'GET', route: METADATA, group: 'fhir', path: METADATA },
+          // No endpoint at the path: counted as unmatched.
+          { method: 'GET', route: null, group: null, path: '/v1/nope' },
         ])
         return {
           ...endpoint,

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { liveDatabasePath } from '../src/db/live.js'
-import { openDatabase } from '../src/db/open.js'
+import { openDatabase } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
-import { syncPublisher } from '../src/scheduling/sync.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { QUOTA_SQL } from '../src/stats/quota.js'
 import { WINDOW_MS, WINDOW_SQL } from '../src/stats/requestWindow.js'
 import { openTopSources, TopFeed } from '../src/stats/topFeed.js'
@@ -264,7 +264,7 @@ describe('the snapshot of a store that served known traffic', () => {
       expect(plan(WINDOW_SQL.history)).toMatch(/USING COVERING INDEX request_log_at \(at>\?\)/)
       expect(plan(WINDOW_SQL.firstRowId)).toMatch(/USING COVERING INDEX request_log_at \(at>\?\)/)
       expect(plan(WINDOW_SQL.errors)).toMatch(/USING INDEX request_log_at \(at>\?\)/)
-      for (const rows of [WINDOW_SQL.counted, WINDOW_SQL.unrouted, WINDOW_SQL.newErrors])
+      for (const rows of [WINDOW_SQL.counted, WINDOW_SQL.newErrors])
         expect(plan(rows)).toMatch(/^SEARCH request_log USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)$/)
       expect(plan(WINDOW_SQL.errors)).not.toMatch(/TEMP B-TREE FOR ORDER BY.*SCAN request_log/)
       expect(plan(QUOTA_SQL)).toMatch(/SEARCH usage_counters USING PRIMARY KEY \(org_id=\? AND period=\?\)/)

@@ -5,8 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createOrganization } from '../src/accounts/orgs.js'
 import type { Plan } from '../src/accounts/plans.js'
 import { leaseSize, MAX_LEASE, type ReserveResult, UsageCounter } from '../src/accounts/usage.js'
-import { openLiveStore } from '../src/db/live.js'
-import { openStore, type Store } from '../src/db/open.js'
+import { openLiveStore } from '../src/app/store.js'
+import type { Store } from '../src/db/open.js'
+import { openStore } from '../src/app/store.js'
 
 /**
  * Two UsageCounters on one live file, each with its own connection and holder id, stand for two server

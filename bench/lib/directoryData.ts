@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import type { ImportSource } from '../../src/directory/sources.js'
+import type { ImportSource } from '../../src/ingest/sources.js'
 import { seededRandom } from './random.js'
 
 /**

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { type DirectoryScale, generatedRelease } from './directoryData.js'
 
-const PLAN_NET = fileURLToPath(new URL('../../../shared/fixtures/directory/plan-net', import.meta.url))
+const PLAN_NET = fileURLToPath(new URL('../../test/fixtures/directory/plan-net', import.meta.url))
 
 /**
  * Writes a generated release as NDJSON files, one per type. bench/directory.ts runs this file in a process of

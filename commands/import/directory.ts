@@ -1,8 +1,9 @@
 import { Args } from '@oclif/core'
 import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
 import { progressLine } from '../../src/cli/progress.js'
-import { type ImportSummary, importDirectory } from '../../src/directory/importer.js'
-import { resolveSources } from '../../src/directory/sources.js'
+import { importDirectory } from '../../src/directory/importer.js'
+import type { ImportSummary } from '../../src/fhir/store/importer.js'
+import { resolveSources } from '../../src/ingest/sources.js'
 
 const SHOWN_PROBLEMS = 50
 

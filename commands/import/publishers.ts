@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core'
 import { clockFromEnv } from '../../src/clock.js'
 import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
-import { syncPublishers } from '../../src/scheduling/sync.js'
+import { syncPublishers } from '../../src/scheduling/sync/syncPublisher.js'
 
 export default class ImportPublishers extends SvcCommand {
   static override description =

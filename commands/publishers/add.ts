@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 import { SvcCommand } from '../../src/cli/baseCommand.js'
-import { storedManifestLocation } from '../../src/scheduling/feed.js'
+import { storedManifestLocation } from '../../src/scheduling/sync/feed.js'
 import { addPublisher } from '../../src/scheduling/publishers.js'
 
 export default class PublishersAdd extends SvcCommand {

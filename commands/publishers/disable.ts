@@ -1,3 +1,3 @@
-import { publisherToggle } from '../../src/cli/publisherToggle.js'
+import { publisherToggle } from '../../src/scheduling/publisherToggle.js'
 
 export default publisherToggle(false)

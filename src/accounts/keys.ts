@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import type { Db, Store } from '../db/open.js'
-import { changeGeneration } from '../db/changes.js'
 import { checkKeyShape, displayPrefix, generateSecret, hashSecret } from './keyFormat.js'
 import { AccountError, requireOrganization } from './orgs.js'
 import type { Plan } from './plans.js'
@@ -103,7 +102,7 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
   return (key) => {
     // Its shape first, so that a mistyped key touches no file; a key remembered was well-formed.
     if (!remembered.has(key) && checkKeyShape(key) !== 'well-formed') return undefined
-    const generation = changeGeneration(db)
+    const generation = db.changeGeneration()
     if (generation !== seenGeneration) {
       remembered.clear()
       seenGeneration = generation

@@ -1,5 +1,6 @@
 import type { Db } from '../db/open.js'
 import { planIds } from './plans.js'
+import { UserError } from '../userError.js'
 
 export interface Organization {
   id: number
@@ -9,7 +10,7 @@ export interface Organization {
   createdAt: string
 }
 
-export class AccountError extends Error {
+export class AccountError extends UserError {
   override name = 'AccountError'
 }
 

@@ -1,9 +1,9 @@
 import type { Migration } from '../db/migrate.js'
 
-export const ACCOUNTS_MIGRATIONS: Migration[] = [
+export const ACCOUNTS_STEPS: Migration[] = [
   {
-    version: 1,
-    name: 'accounts',
+    legacyVersion: 1,
+    name: 'organizations-and-keys',
     sql: `
       CREATE TABLE plans (
         id TEXT PRIMARY KEY,
@@ -50,8 +50,8 @@ export const ACCOUNTS_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    version: 30,
-    name: 'accounts-usage-to-live',
+    legacyVersion: 30,
+    name: 'usage-to-live',
     attachLive: true,
     // Moves what each request writes into the live database (src/db/live.ts). In WAL mode a commit spanning
     // two files is atomic per file only: a step cut between them runs again on the next open, so the copy
@@ -69,10 +69,10 @@ export const ACCOUNTS_MIGRATIONS: Migration[] = [
   },
 ]
 
-/** The live database's accounts tables (src/db/liveMigrations.ts numbers them: accounts 1-9). */
-export const ACCOUNTS_LIVE_MIGRATIONS: Migration[] = [
+/** The live database's accounts tables. */
+export const ACCOUNTS_LIVE_STEPS: Migration[] = [
   {
-    version: 1,
+    legacyVersion: 1,
     name: 'usage-and-key-use',
     sql: `
       -- period: 'm:<unix minute>' or 'M:<YYYY-MM>' (case matters: compare with GLOB, not LIKE);
@@ -92,7 +92,7 @@ export const ACCOUNTS_LIVE_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    version: 2,
+    legacyVersion: 2,
     name: 'usage-leases',
     sql: `
       -- Units of a period's allowance leased to one server process (holder) and not yet settled: neither

@@ -5,23 +5,21 @@ import type { Db } from '../db/open.js'
 import type { AnswerCache } from '../http/answerCache.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
-import type { UpstreamSource, UpstreamTuning } from '../upstream/client.js'
 import { checkParams, groupQuery, type ParamShape, type ParamSpec, type ParamValues } from './params.js'
 import { mergeRaw, readParametersBody } from './parametersBody.js'
 
 export type HttpMethod = 'GET' | 'POST'
 
-/** Everything a handler may use: the store, the resolved config, the clock. */
+/**
+ * What every handler may use, whatever its domain: the store, the resolved config, the clock, the endpoint
+ * table. What a domain needs beyond it is its own per-app state (src/api/domain.ts).
+ */
 export interface Services {
   db: Db
   config: Config
   clock: Clock
-  /** Settings every upstream source client is built with; tests shorten waits so retries cost no wall time. */
-  upstream: UpstreamTuning
   /** The endpoint table itself, for the documents generated from it and for batch dispatch. */
   routes: Routes
-  /** Remote FHIR terminology servers by the code system URI they answer for. */
-  terminologySources: ReadonlyMap<string, UpstreamSource>
   /** How long a FHIR batch may run before its running entries answer 504. */
   batchBudgetMs: number
   /** Answers kept for identical requests, over HTTP and in batches alike. */
@@ -47,7 +45,7 @@ export interface EndpointResponse {
   headers?: Record<string, string>
   /** Media type when the body is not JSON (e.g. the HTML error documentation). */
   contentType?: string
-  /** Sends a strong ETag and answers 304 to a matching If-None-Match. */
+  /** Sends an entity tag (one per coding) and answers 304 to a matching If-None-Match. */
   etag?: boolean
   /**
    * The same GET may be answered with this response again, without running the handler, until the

@@ -1,25 +1,13 @@
 import { Command, Flags, type Interfaces } from '@oclif/core'
-import { AccountError } from '../accounts/orgs.js'
-import { type Config, ConfigError, type ConfigOverrides, resolveConfig } from '../config.js'
-import { type Db, openStore, type Store } from '../db/open.js'
-import { ImportError } from '../directory/importer.js'
-import { SourceError } from '../directory/sources.js'
-import { PublisherError } from '../scheduling/publishers.js'
-import { TerminologyImportError } from '../terminology/import/importFiles.js'
+import { resolveAppConfig } from '../app/config.js'
+import type { Config, ConfigOverrides } from '../config.js'
+import type { Db, Store } from '../db/open.js'
+import { openStore } from '../app/store.js'
+import { UserError } from '../userError.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof SvcCommand)['baseFlags'] & T['flags']
 >
-
-/** Errors a user can fix; shown as one line without a stack trace. */
-const USER_ERRORS = [
-  ConfigError,
-  AccountError,
-  PublisherError,
-  ImportError,
-  SourceError,
-  TerminologyImportError,
-]
 
 /** Flags every command shares, config resolution, and the store; subcommands only parse, call src/ and print. */
 export abstract class SvcCommand extends Command {
@@ -38,7 +26,7 @@ export abstract class SvcCommand extends Command {
   #store: Store | undefined
 
   protected resolveConfig(overrides: ConfigOverrides): Config {
-    return resolveConfig(overrides)
+    return resolveAppConfig(overrides)
   }
 
   /** Both files of the store (src/db/open.ts); `db` is the main one. Closed when the command ends. */
@@ -52,7 +40,8 @@ export abstract class SvcCommand extends Command {
   }
 
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
-    if (USER_ERRORS.some((type) => error instanceof type)) this.error(error.message, { exit: 2 })
+    // Errors a user can fix: one line, no stack trace.
+    if (error instanceof UserError) this.error(error.message, { exit: 2 })
     return super.catch(error)
   }
 

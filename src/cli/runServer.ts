@@ -1,7 +1,7 @@
 import { clockFromEnv } from '../clock.js'
 import type { Config } from '../config.js'
-import { startServer } from '../http/server.js'
-import { type SyncSchedule, startSyncSchedule } from '../scheduling/syncSchedule.js'
+import { startServer } from '../app/server.js'
+import { type SyncSchedule, startSyncSchedule } from '../scheduling/sync/schedule.js'
 
 export interface BackgroundSync {
   intervalMs: number

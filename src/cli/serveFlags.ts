@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core'
 import { join } from 'node:path'
 import { ConfigError, type ConfigOverrides } from '../config.js'
-import { parseDuration } from '../scheduling/syncSchedule.js'
+import { parseDuration } from './duration.js'
 import type { BackgroundSync } from './runServer.js'
 
 /** Flags that override the network settings of the resolved config (env SVC_HOST, SVC_PORT, …). */

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3'
-import { MIGRATIONS } from './migrations.js'
 
+/** One schema step of a domain, as the domain declares it. */
 export interface Migration {
-  version: number
+  /** Unique within its domain and never changed once shipped: the file records the step by it. */
   name: string
   sql: string
   /**
@@ -11,10 +11,27 @@ export interface Migration {
    */
   attachLive?: boolean
   /**
-   * SQL answering 1 while this step's change is not in the file. Only for a step numbered below one already
-   * shipped: files made in between are past its number, and without this it would never run on them.
+   * The number the step had when files counted their steps by `user_version`. A file made then has every
+   * step numbered up to its `user_version` applied, and is recorded so on its first open by this version.
    */
-  missing?: string
+  legacyVersion?: number
+  /**
+   * SQL answering 1 while the step's change is not in the file: a step that was numbered below one already
+   * shipped, which files made in between skipped although their `user_version` passed its number.
+   */
+  legacyMissing?: string
+}
+
+/** A step under its full name: `<domain>/<name>`. */
+export interface Step extends Migration {
+  id: string
+}
+
+/** Every domain's steps under their full names, in the order given. */
+export function stepsOf(domains: readonly { name: string; steps?: readonly Migration[] }[]): Step[] {
+  return domains.flatMap((domain) =>
+    (domain.steps ?? []).map((step) => ({ ...step, id: `${domain.name}/${step.name}` })),
+  )
 }
 
 export interface MigrateOptions {
@@ -22,43 +39,64 @@ export interface MigrateOptions {
   livePath?: () => string
 }
 
+const RECORD = 'CREATE TABLE schema_steps (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)'
+
 /**
- * Applies every migration above the file's `user_version` (and any at or below it whose `missing` probe
- * answers 1), each in its own IMMEDIATE transaction so that two processes opening a fresh file at once apply
- * each step exactly once.
+ * Applies every step the file has not recorded, each in its own IMMEDIATE transaction that records it, so
+ * that two processes opening a fresh file at once apply each step exactly once. Steps are recorded by name,
+ * so two domains can never collide, and a step added below a shipped one still runs. Returns how many ran.
  */
-export function migrate(
-  db: Database.Database,
-  migrations: readonly Migration[] = MIGRATIONS,
-  options: MigrateOptions = {},
-): number {
-  const ordered = [...migrations].sort((a, b) => a.version - b.version)
-  let applied = 0
-  const due = (migration: Migration) =>
-    schemaVersion(db) < migration.version ||
-    (migration.missing !== undefined && db.prepare(migration.missing).pluck().get() === 1)
-  for (const migration of ordered) {
-    // Cheap test outside the lock; the step tests again inside it, where it counts.
-    if (!due(migration)) continue
-    const step = db.transaction(() => {
-      if (!due(migration)) return false
-      db.exec(migration.sql)
-      if (schemaVersion(db) < migration.version) db.pragma(`user_version = ${migration.version}`)
+export function migrate(db: Database.Database, steps: readonly Step[], options: MigrateOptions = {}): number {
+  adoptNumberedFile(db, steps)
+  const done = new Set(appliedSteps(db))
+  let ran = 0
+  for (const step of steps.filter((step) => !done.has(step.id))) {
+    const run = db.transaction(() => {
+      if (db.prepare('SELECT 1 FROM schema_steps WHERE id = ?').get(step.id)) return false
+      db.exec(step.sql)
+      db.prepare('INSERT INTO schema_steps (id, applied_at) VALUES (?, ?)').run(
+        step.id,
+        new Date().toISOString(),
+      )
       return true
     })
-    if (migration.attachLive) {
-      if (!options.livePath) throw new Error(`Migration ${migration.name} needs the live database`)
+    if (step.attachLive) {
+      if (!options.livePath) throw new Error(`Migration ${step.id} needs the live database`)
       db.prepare('ATTACH DATABASE ? AS live').run(options.livePath())
     }
     try {
-      if (step.immediate()) applied++
+      if (run.immediate()) ran++
     } finally {
-      if (migration.attachLive) db.exec('DETACH DATABASE live')
+      if (step.attachLive) db.exec('DETACH DATABASE live')
     }
   }
-  return applied
+  return ran
 }
 
-export function schemaVersion(db: Database.Database): number {
-  return db.pragma('user_version', { simple: true }) as number
+/**
+ * A file made before steps were recorded by name counts them by `user_version`: on its first open, the steps
+ * it holds by that count are recorded as applied (a step whose `legacyMissing` probe says its change is
+ * absent is left to run). A new file starts with an empty record.
+ */
+function adoptNumberedFile(db: Database.Database, steps: readonly Step[]): void {
+  const recorded = () =>
+    db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_steps'").get() !==
+    undefined
+  if (recorded()) return
+  db.transaction(() => {
+    if (recorded()) return
+    const version = db.pragma('user_version', { simple: true }) as number
+    db.exec(RECORD)
+    const record = db.prepare("INSERT INTO schema_steps (id, applied_at) VALUES (?, 'adopted')")
+    for (const step of steps) {
+      if (step.legacyVersion === undefined || step.legacyVersion > version) continue
+      if (step.legacyMissing !== undefined && db.prepare(step.legacyMissing).pluck().get() === 1) continue
+      record.run(step.id)
+    }
+  }).immediate()
+}
+
+/** The full names of the steps a file has recorded, in the order they were applied. */
+export function appliedSteps(db: Database.Database): string[] {
+  return db.prepare('SELECT id FROM schema_steps ORDER BY rowid').pluck().all() as string[]
 }

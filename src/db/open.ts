@@ -1,10 +1,9 @@
 import Database from 'better-sqlite3'
-import { liveDatabasePath, openLiveStore } from './live.js'
-import { migrate } from './migrate.js'
-import { MIGRATIONS } from './migrations.js'
+import { liveDatabasePath, openLiveFile } from './live.js'
+import { migrate, type Step } from './migrate.js'
 import { type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
 
-export type { Db, OpenOptions } from './sqlite.js'
+export { Db, type OpenOptions } from './sqlite.js'
 
 /**
  * Page size of a new main file. Directory resources are 1.5-3 KB of JSON each, which 4 KiB pages hold one
@@ -13,18 +12,24 @@ export type { Db, OpenOptions } from './sqlite.js'
  */
 const MAIN_PAGE_SIZE = 16_384
 
+/** The schema steps of both files of a store, as the composition root gathers them from every domain. */
+export interface StoreSchema {
+  main: readonly Step[]
+  live: readonly Step[]
+}
+
 /**
  * Opens the main database in WAL mode and brings its schema up to date. Safe for several processes at once.
  * Steps that move tables into the live database (src/db/live.ts) create and migrate that file first.
  */
-export function openDatabase(path: string, options: OpenOptions = {}): Db {
+export function openMainFile(path: string, schema: StoreSchema, options: OpenOptions = {}): Db {
   const db = openSqliteFile(path, options, MAIN_PAGE_SIZE)
   if (!options.readonly) {
     let livePath: string | undefined
-    migrate(db, MIGRATIONS, {
+    migrate(db, schema.main, {
       livePath: () => {
         if (livePath === undefined) {
-          openLiveStore({ db: path }).close()
+          openLiveFile({ db: path }, schema.live).close()
           livePath = liveDatabasePath(path)
         }
         return livePath
@@ -41,11 +46,15 @@ export interface Store {
   close(): void
 }
 
-export function openStore(config: { db: string }, options: OpenOptions = {}): Store {
-  const db = openDatabase(config.db, options)
+export function openStoreFiles(
+  config: { db: string },
+  schema: StoreSchema,
+  options: OpenOptions = {},
+): Store {
+  const db = openMainFile(config.db, schema, options)
   let live: Db
   try {
-    live = openLiveStore(config, options)
+    live = openLiveFile(config, schema.live, options)
   } catch (error) {
     db.close()
     throw error
@@ -68,21 +77,4 @@ export function isStoreUnavailable(error: unknown): boolean {
     return error instanceof TypeError && /database connection is not open/.test(error.message)
   }
   return UNAVAILABLE_CODES.test(error.code)
-}
-
-const statements = new WeakMap<Db, Map<string, Database.Statement>>()
-
-/** A statement prepared once per connection: preparing costs more than running a simple query. */
-export function cachedStatement(db: Db, sql: string): Database.Statement {
-  let cache = statements.get(db)
-  if (!cache) {
-    cache = new Map()
-    statements.set(db, cache)
-  }
-  let statement = cache.get(sql)
-  if (!statement) {
-    statement = db.prepare(sql)
-    cache.set(sql, statement)
-  }
-  return statement
 }

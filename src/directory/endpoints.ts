@@ -1,71 +1,17 @@
-import { defineEndpoint, type Endpoint, type Services } from '../api/endpoint.js'
-import { param } from '../api/params.js'
-import { searchsetBundle } from '../fhir/bundle.js'
+import type { AppContext } from '../api/domain.js'
+import type { Endpoint } from '../api/endpoint.js'
 import { CursorCodec } from '../fhir/cursor.js'
-import { ApiError, FHIR_BASE } from '../http/errors.js'
+import { readEndpoint, searchEndpoint, type StoreEndpointsContext } from '../fhir/store/endpoints.js'
+import { ReleaseReader } from '../fhir/store/reader.js'
+import { RemoteSearch } from '../fhir/store/remote.js'
+import { LocalSearch } from '../fhir/store/search.js'
+import { ApiError } from '../http/errors.js'
+import { settingOf } from '../config.js'
 import { UpstreamSource } from '../upstream/client.js'
-import { LocalDirectory } from './local.js'
-import { DIRECTORY_TYPES, type DirectoryType, ID_PATTERN } from './model.js'
-import { SEARCH_PARAMS, type SearchKind, type SearchValues, searchRules } from './params.js'
-import { RemoteDirectory } from './remote.js'
-import type { DirectorySource } from './source.js'
+import { DIRECTORY_LAYOUT, DIRECTORY_STORE } from './declaration.js'
+import { DIRECTORY_API_KEY, DIRECTORY_TIMEOUT_MS, DIRECTORY_URL } from './settings.js'
 
-const sources = new WeakMap<Services, DirectorySource>()
-
-/** The configured source, made once per app: the remote directory when `directoryUrl` is set. */
-function directorySource(services: Services): DirectorySource {
-  let source = sources.get(services)
-  if (!source) {
-    const { config } = services
-    source = config.directoryUrl
-      ? new RemoteDirectory(
-          new UpstreamSource({
-            ...services.upstream,
-            baseUrl: config.directoryUrl,
-            name: 'The directory source',
-            timeoutMs: config.directoryTimeoutMs,
-            headers: config.directoryApiKey
-              ? { authorization: `Bearer ${config.directoryApiKey}` }
-              : undefined,
-          }),
-        )
-      : new LocalDirectory(services.db)
-    sources.set(services, source)
-  }
-  return source
-}
-
-const BUNDLE_SCHEMA = {
-  type: 'object',
-  required: ['resourceType', 'type', 'link'],
-  properties: {
-    resourceType: { const: 'Bundle' },
-    type: { const: 'searchset' },
-    total: { type: 'integer', minimum: 0 },
-    link: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['relation', 'url'],
-        properties: { relation: { enum: ['self', 'next'] }, url: { type: 'string' } },
-      },
-    },
-    entry: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['fullUrl', 'resource', 'search'],
-        properties: {
-          fullUrl: { type: 'string', format: 'uri' },
-          resource: { type: 'object' },
-          search: { type: 'object', properties: { mode: { enum: ['match', 'include'] } } },
-        },
-      },
-    },
-  },
-}
-
-const SEARCH_SUMMARIES: Record<SearchKind, string> = {
+const SEARCH_SUMMARIES: Record<string, string> = {
   Practitioner: 'Find practitioners by NPI or by name (no total, ever)',
   PractitionerRole: "A practitioner's roles",
   OrganizationAffiliation:
@@ -81,67 +27,40 @@ const UPSTREAM_ERRORS = {
   504: { description: 'The remote directory did not answer in time' },
 }
 
-function searchEndpoint(kind: SearchKind): Endpoint {
-  return defineEndpoint({
-    method: 'GET',
-    path: `${FHIR_BASE}/${kind}`,
-    tag: 'directory',
-    summary: SEARCH_SUMMARIES[kind],
-    description:
-      'Searchset Bundle; `_count` 1..100; follow the `next` link, whose opaque `page` cursor expires (400 when expired or altered).',
-    params: SEARCH_PARAMS[kind],
-    rules: (values, services) => searchRules(kind, values as SearchValues, services.config.baseUrl),
-    fhir: { resource: kind, interaction: 'search-type' },
-    responses: { 200: { description: 'Searchset Bundle', schema: BUNDLE_SCHEMA }, ...UPSTREAM_ERRORS },
-    handler: async (request, services) => {
-      const codec = new CursorCodec(services.db, services.clock)
-      const {
-        page: cursor,
-        _format: _,
-        ...values
-      } = request.params as SearchValues & { page?: string; _format?: string }
-      const result = await directorySource(services).search(
-        kind,
-        cursor === undefined ? { values } : { state: codec.open(kind, cursor) },
-        request.signal,
-      )
-      const base = `${services.config.baseUrl}${FHIR_BASE}/${kind}`
-      const query = request.query.toString()
-      return {
-        body: searchsetBundle({
-          baseUrl: services.config.baseUrl,
-          self: query ? `${base}?${query}` : base,
-          next: result.next === undefined ? undefined : `${base}?page=${codec.seal(kind, result.next)}`,
-          total: result.total,
-          matches: result.matches,
-          includes: result.includes,
+const replacedRelease = () =>
+  ApiError.invalid([
+    {
+      path: ['page'],
+      message: '"page" belongs to a directory release that has since been replaced; start the search again',
+    },
+  ])
+
+/** One app's directory: where its answers come from (the configuration decides), and its cursors. */
+export function createDirectory({ db, config, clock, upstream }: AppContext): StoreEndpointsContext {
+  const remote = settingOf(config, DIRECTORY_URL)
+  const apiKey = settingOf(config, DIRECTORY_API_KEY)
+  const source = remote
+    ? new RemoteSearch(
+        new UpstreamSource({
+          ...upstream,
+          baseUrl: remote,
+          name: 'The directory source',
+          timeoutMs: settingOf(config, DIRECTORY_TIMEOUT_MS),
+          headers: apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
         }),
-      }
-    },
-  })
+        DIRECTORY_STORE.types,
+        'The directory source',
+      )
+    : new LocalSearch(new ReleaseReader(db, DIRECTORY_LAYOUT), DIRECTORY_STORE.types, replacedRelease)
+  return { tag: 'directory', source, cursors: new CursorCodec(db, clock), responses: UPSTREAM_ERRORS }
 }
 
-function readEndpoint(type: DirectoryType): Endpoint {
-  return defineEndpoint({
-    method: 'GET',
-    path: `${FHIR_BASE}/${type}/:id`,
-    tag: 'directory',
-    summary: `Read a ${type} as the directory publishes it`,
-    params: {},
-    pathParams: { id: param.string(`${type} id`, { max: 64, pattern: ID_PATTERN }) },
-    fhir: { resource: type, interaction: 'read' },
-    responses: { 200: { description: type, schema: { type: 'object' } }, ...UPSTREAM_ERRORS },
-    handler: async (request, services) => {
-      const id = request.pathParams.id as string
-      const resource = await directorySource(services).read(type, id, request.signal)
-      if (!resource) throw new ApiError(404, { detail: `The directory holds no ${type}/${id}.` })
-      return { body: resource }
-    },
-  })
-}
-
-/** Location is read only (spec): it has no search endpoint. */
-export const directoryEndpoints: Endpoint[] = [
-  ...(Object.keys(SEARCH_PARAMS) as SearchKind[]).map(searchEndpoint),
-  ...DIRECTORY_TYPES.map(readEndpoint),
+/** Every type's search (Location has none: read only) and read, as the directory publishes them. */
+export const directoryEndpoints = (directory: StoreEndpointsContext): Endpoint[] => [
+  ...DIRECTORY_STORE.types.flatMap(({ type, search }) =>
+    search ? [searchEndpoint(directory, type, search, SEARCH_SUMMARIES[type] ?? type)] : [],
+  ),
+  ...DIRECTORY_STORE.types.map(({ type }) =>
+    readEndpoint(directory, type, `Read a ${type} as the directory publishes it`),
+  ),
 ]

@@ -1,24 +1,10 @@
-import { basename, dirname, extname, join } from 'node:path'
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
+import { activeRelease, releaseFileName as storeReleaseFileName } from '../fhir/store/releases.js'
+import { DIRECTORY_STORE } from './declaration.js'
 
-/** The release searches answer from: `file` null for one imported before releases had files of their own. */
-export interface ActiveRelease {
-  id: number
-  file: string | null
-}
+/** The directory release served, if one was imported. */
+export const activeDirectoryRelease = (db: Db) => activeRelease(db, DIRECTORY_STORE.name)
 
-export function activeRelease(db: Db): ActiveRelease | undefined {
-  return cachedStatement(
-    db,
-    "SELECT id, file FROM directory_releases WHERE state = 'active' ORDER BY id DESC LIMIT 1",
-  ).get() as ActiveRelease | undefined
-}
-
-/** A release's file name, beside the main file: `data/svc.db` → `svc.directory-7.db`. */
-export function releaseFileName(mainPath: string, release: number): string {
-  const extension = extname(mainPath)
-  return `${basename(mainPath, extension)}.directory-${release}${extension}`
-}
-
-/** Where a release file is: names are stored relative, so the data folder can move. */
-export const releasePath = (mainPath: string, file: string) => join(dirname(mainPath), file)
+/** A directory release's file name, beside the main file: `data/svc.db` → `svc.directory-7.db`. */
+export const releaseFileName = (mainPath: string, release: number) =>
+  storeReleaseFileName(mainPath, DIRECTORY_STORE.name, release)

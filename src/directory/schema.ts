@@ -1,80 +1,10 @@
 import type { Migration } from '../db/migrate.js'
-import { NAME_COLUMNS, type NamedType, nameTable } from './model.js'
 
-/** The tables of one release, in its own file (see releases.ts). */
-export const RELEASE_TABLES = [
-  'dir_resource',
-  'dir_token',
-  'dir_ref',
-  ...(Object.keys(NAME_COLUMNS) as NamedType[]).map(nameTable),
-]
-
-/**
- * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
- * where each resource came from, to report a duplicate. Release files are never altered once built: a change
- * here applies to releases imported from then on, so the store must still read files of the previous shape
- * (or the change must ask for a re-import).
- */
-export function releaseTablesSql(): string {
-  const names = (Object.entries(NAME_COLUMNS) as [NamedType, readonly string[]][]).map(
-    ([type, columns]) =>
-      // contentless: the resource JSON is the content; contentless_delete, so that a duplicate can go;
-      // unicode61 folds case and diacritics; 2- and 3-character prefix indexes keep short prefix queries
-      // from merging thousands of terms
-      `CREATE VIRTUAL TABLE ${nameTable(type)} USING fts5(${columns.join(', ')}, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2', prefix='2 3');`,
-  )
-  return `
-    CREATE TABLE dir_resource (
-      rid INTEGER PRIMARY KEY,
-      type TEXT NOT NULL,
-      id TEXT NOT NULL,
-      json TEXT NOT NULL,
-      source INTEGER NOT NULL,
-      line INTEGER NOT NULL
-    );
-    CREATE TABLE dir_token (param INTEGER NOT NULL, code TEXT NOT NULL, system TEXT NOT NULL, rid INTEGER NOT NULL);
-    CREATE TABLE dir_ref (param INTEGER NOT NULL, target TEXT NOT NULL, rid INTEGER NOT NULL);
-    ${names.join('\n    ')}
-  `
-}
-
-/**
- * The (type, id) key, built once the rows are in: one sorted build, where keeping it during the load costs a
- * random B-tree insert per record once it outgrows the cache (a national release's ids come in no particular
- * order). Not UNIQUE: building that would fail on a duplicate, and undoing a failed statement needs a journal
- * the load goes without. DUPLICATES_SQL finds them through it; once they are gone it is unique.
- */
-export const RELEASE_KEY_SQL = 'CREATE INDEX dir_resource_key ON dir_resource (type, id)'
-
-/**
- * Into temp.duplicate, in the order they came: every resource after the first of its type and id. The scan
- * reads the key alone (it covers type, id and rid); rows are read only for the duplicates.
- */
-export const DUPLICATES_SQL = `
-  CREATE TEMP TABLE duplicate AS
-  SELECT d.rid, d.type, d.id, d.source, d.line
-  FROM (SELECT type, id, min(rid) AS first FROM dir_resource GROUP BY type, id HAVING count(*) > 1) AS k
-  JOIN dir_resource d ON d.type = k.type AND d.id = k.id AND d.rid > k.first
-  ORDER BY d.rid
-`
-
-/** Removes the resources listed in temp.duplicate and their search rows. */
-export const DELETE_DUPLICATES_SQL = RELEASE_TABLES.map(
-  (table) =>
-    `DELETE FROM ${table} WHERE ${table === 'dir_resource' || table.startsWith('dir_name_') ? 'rowid' : 'rid'} IN (SELECT rid FROM temp.duplicate);`,
-).join('\n')
-
-/** Built after the bulk load: one sorted build is far cheaper than maintaining them row by row. */
-export const RELEASE_INDEXES_SQL = `
-  CREATE INDEX dir_token_lookup ON dir_token (param, code, rid);
-  CREATE INDEX dir_ref_lookup ON dir_ref (param, target, rid);
-`
-
-export const DIRECTORY_MIGRATIONS: Migration[] = [
+export const DIRECTORY_STEPS: Migration[] = [
   {
-    version: 20,
-    name: 'directory',
-    // As shipped, byte for byte (the release tables of that version lived in the main file; see version 32).
+    legacyVersion: 20,
+    name: 'releases',
+    // As shipped, byte for byte (the release tables of that version lived in the main file; see release-files).
     sql: `
       -- state: loading (staging tables __r<id> being filled), active (the live tables), replaced, failed
       CREATE TABLE directory_releases (
@@ -108,10 +38,8 @@ export const DIRECTORY_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    // 32, not in 20-29: migrate() applies only versions above the file's user_version, and files are at 31
-    // since the live-file steps (30, 31) shipped.
-    version: 32,
-    name: 'directory release files',
+    legacyVersion: 32,
+    name: 'release-files',
     // Each release is now built in a file of its own, named here relative to the main file's folder. A release
     // without one (imported before this version) still lives in the main file's dir_* tables and serves from
     // there until the next import goes live, which drops them.

@@ -7,24 +7,18 @@ import { ApiError } from '../http/errors.js'
 export const CURSOR_TTL_MS = 30 * 60 * 1000
 
 const SECRET_SETTING = 'fhir.cursor_secret'
-const secrets = new WeakMap<Db, Buffer>()
 
 /**
  * The per-database HMAC key. Created once by whichever process asks first (INSERT OR IGNORE), so every
  * `svc serve` on one file accepts the cursors of the others, and a copied database keeps working links.
  */
-function cursorSecret(db: Db): Buffer {
-  let secret = secrets.get(db)
-  if (!secret) {
-    db.prepare('INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)').run(
-      SECRET_SETTING,
-      randomBytes(32).toString('base64'),
-    )
-    const stored = db.prepare('SELECT value FROM settings WHERE name = ?').pluck().get(SECRET_SETTING)
-    secret = Buffer.from(String(stored), 'base64')
-    secrets.set(db, secret)
-  }
-  return secret
+function readCursorSecret(db: Db): Buffer {
+  db.prepare('INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)').run(
+    SECRET_SETTING,
+    randomBytes(32).toString('base64'),
+  )
+  const stored = db.prepare('SELECT value FROM settings WHERE name = ?').pluck().get(SECRET_SETTING)
+  return Buffer.from(String(stored), 'base64')
 }
 
 const mac = (secret: Buffer, body: string) => createHmac('sha256', secret).update(body).digest()
@@ -36,6 +30,8 @@ const refused = (message: string) => ApiError.invalid([{ path: ['page'], message
  * both. Clients cannot read meaning into them, alter them or keep them forever.
  */
 export class CursorCodec {
+  #secret: Buffer | undefined
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -46,7 +42,7 @@ export class CursorCodec {
     const body = Buffer.from(JSON.stringify({ k: kind, e: this.clock() + CURSOR_TTL_MS, s: state })).toString(
       'base64url',
     )
-    return `${body}.${mac(cursorSecret(this.db), body).toString('base64url')}`
+    return `${body}.${mac(this.#key(), body).toString('base64url')}`
   }
 
   /** The state sealed for `kind`; a 400 naming `page` when the cursor is altered, foreign or expired. */
@@ -54,7 +50,7 @@ export class CursorCodec {
     const [body, signature, extra] = cursor.split('.')
     if (!body || !signature || extra !== undefined)
       throw refused('"page" is not a cursor issued by this service')
-    const expected = mac(cursorSecret(this.db), body)
+    const expected = mac(this.#key(), body)
     const given = Buffer.from(signature, 'base64url')
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw refused('"page" is not a cursor issued by this service (altered or from another database)')
@@ -71,5 +67,10 @@ export class CursorCodec {
       )
     }
     return payload.s
+  }
+
+  #key(): Buffer {
+    this.#secret ??= readCursorSecret(this.db)
+    return this.#secret
   }
 }

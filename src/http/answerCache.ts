@@ -17,6 +17,7 @@ export interface PreparedAnswer {
   contentType?: string
   /** UTF-8. */
   bytes: Buffer
+  /** The content hash its entity tags are made from, when the endpoint asked for one. */
   etag?: string
   /** Answers whose bytes were spliced into these, each at its offset (a FHIR batch's entries). */
   splicedFrom?: readonly SplicedAnswer[]

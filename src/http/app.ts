@@ -1,14 +1,12 @@
 import Koa from 'koa'
 import { keyOwnerLookup } from '../accounts/keys.js'
 import { UsageCounter } from '../accounts/usage.js'
-import type { Services } from '../api/endpoint.js'
-import { allEndpoints } from '../api/registry.js'
+import type { Endpoint, Services } from '../api/endpoint.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
 import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
-import { type UpstreamTuning, UpstreamSource } from '../upstream/client.js'
 import { AnswerCache } from './answerCache.js'
 import { authenticate } from './middleware/authenticate.js'
 import { compressWhenAccepted } from './middleware/compressWhenAccepted.js'
@@ -32,8 +30,8 @@ export interface AppOptions {
   onInternalError?: (error: unknown) => void
   requestLog?: { flushEveryMs?: number; busyTimeoutMs?: number }
   usage?: { settleEveryMs?: number; busyTimeoutMs?: number }
-  /** Settings of every remote source client (timeouts, retry waits); tests shorten them. */
-  upstream?: UpstreamTuning
+  /** Every endpoint served, one declaration each (the composition root gathers them: src/app/server.ts). */
+  endpoints: readonly Endpoint[]
   /** A FHIR batch's running-time budget; 60 s unless a test shortens it. */
   batchBudgetMs?: number
 }
@@ -54,20 +52,12 @@ export interface App {
  */
 export function createApp(options: AppOptions): App {
   const { db, live, config, clock } = options
-  const routes = new Routes(allEndpoints())
-  const terminologySources = new Map(
-    Object.entries(config.terminologySources).map(([system, baseUrl]) => [
-      system,
-      new UpstreamSource({ baseUrl, name: `the terminology source for ${system}`, ...options.upstream }),
-    ]),
-  )
+  const routes = new Routes(options.endpoints)
   const services: Services = {
     db,
     config,
     clock,
     routes,
-    terminologySources,
-    upstream: options.upstream ?? {},
     batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
     answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
   }
@@ -80,7 +70,11 @@ export function createApp(options: AppOptions): App {
   koa.on('error', (error: unknown) => {
     if (!CALLER_GONE.has((error as { code?: string }).code ?? '')) onInternalError(error)
   })
-  koa.use(requestContext({ usage, log: requestLog, clock }))
+  const endpointOf = (method: string, path: string) => {
+    const resolution = routes.resolve(method, path)
+    return resolution.kind === 'endpoint' ? resolution.endpoint : undefined
+  }
+  koa.use(requestContext({ usage, log: requestLog, clock, endpointOf }))
   koa.use(compressWhenAccepted())
   koa.use(
     renderErrors({

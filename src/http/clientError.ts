@@ -78,6 +78,7 @@ export function answerClientErrors(deps: { log: RequestLog; docsUrl: string; clo
       method,
       path,
       route: null,
+      group: null,
       status: refusal.status,
       durationMs: 0,
       bytes: Buffer.byteLength(answer),

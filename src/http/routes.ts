@@ -8,9 +8,9 @@ import {
   invokeEndpoint,
   type Services,
 } from '../api/endpoint.js'
-import { changeGeneration } from '../db/changes.js'
 import type { AnswerCache, PreparedAnswer } from './answerCache.js'
 import { readJsonBody } from './body.js'
+import { entityTag, matchesIfNoneMatch } from './conditional.js'
 import { COMPRESS_THRESHOLD } from './middleware/compressWhenAccepted.js'
 import { ApiError, errorShapeFor } from './errors.js'
 import { SplicedJson, toJson } from './json.js'
@@ -92,9 +92,8 @@ export function methodNotAllowed(method: string, allow: string[]): ApiError {
   })
 }
 
-function strongEtag(bytes: Buffer): string {
-  return `"${createHash('sha256').update(bytes).digest('base64url')}"`
-}
+/** The content hash an answer's entity tags are made from (src/http/conditional.ts). */
+const contentHash = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64url')
 
 const contentTypes = new Map<string, string>()
 
@@ -119,7 +118,7 @@ function prepare(response: EndpointResponse): PreparedAnswer {
     headers: response.headers ?? {},
     contentType: response.contentType,
     bytes,
-    etag: response.etag ? strongEtag(bytes) : undefined,
+    etag: response.etag ? contentHash(bytes) : undefined,
     splicedFrom: spliced?.splicedFrom,
   }
 }
@@ -128,21 +127,21 @@ function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, 
   ctx.response.status = answer.status
   for (const [name, value] of Object.entries(answer.headers)) ctx.response.set(name, value)
   setType(ctx, answer.contentType ?? ctx.state.mediaType)
+  // Gzipped, here or by the compression middleware's stream (answers too large to compress at once).
+  const gzipped =
+    answer.bytes.length >= COMPRESS_THRESHOLD &&
+    ctx.request.get('Accept-Encoding') !== '' &&
+    ctx.request.acceptsEncodings('gzip', 'identity') === 'gzip'
   if (answer.etag) {
-    ctx.response.set('ETag', answer.etag)
-    if (ctx.request.fresh) {
+    ctx.response.set('ETag', entityTag(answer.etag, gzipped))
+    if (matchesIfNoneMatch(ctx.request.get('If-None-Match'), answer.etag)) {
       ctx.response.status = 304
       return
     }
   }
   // Compressed here for a caller that accepts gzip (a kept answer once for all of them, a batch's spliced
   // from its entries' forms), instead of by the compression middleware's stream.
-  const gzip =
-    answer.bytes.length >= COMPRESS_THRESHOLD &&
-    ctx.request.get('Accept-Encoding') !== '' &&
-    ctx.request.acceptsEncodings('gzip', 'identity') === 'gzip'
-      ? answers.gzip(answer)
-      : undefined
+  const gzip = gzipped ? answers.gzip(answer) : undefined
   if (gzip) {
     ctx.response.set('Content-Encoding', 'gzip')
     ctx.response.body = gzip
@@ -164,7 +163,7 @@ export function answerRequest(
   services: Services,
 ): PreparedAnswer | Promise<PreparedAnswer> {
   // Read before the handler runs: a change committed while it runs makes what it answered look old.
-  const generation = changeGeneration(services.db)
+  const generation = services.db.changeGeneration()
   const key = endpoint.method === 'GET' ? `${path}?${query}` : undefined
   const kept = key && services.answers.get(key, generation, services.clock())
   if (kept) return kept
@@ -193,7 +192,7 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
       throw methodNotAllowed(ctx.request.method, resolution.allow)
     }
     const { endpoint, pathParams } = resolution
-    ;(ctx as { _matchedRoute?: string })._matchedRoute = endpoint.path
+    ctx.state.endpoint = endpoint
     const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
     // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
     const answer = answerRequest(

@@ -1,4 +1,5 @@
 import type { KeyOwner } from '../accounts/keys.js'
+import type { Endpoint } from '../api/endpoint.js'
 import type { Reservation } from '../accounts/usage.js'
 import type { ErrorShape } from './errors.js'
 import type { PathBase } from './pathBase.js'
@@ -11,6 +12,8 @@ export interface RequestState {
   shape: ErrorShape
   /** The JSON media type a success answer is sent as, from Accept or `_format`. */
   mediaType: string
+  /** The endpoint the path names, once routed. */
+  endpoint?: Endpoint
   owner?: KeyOwner
   reservation?: Reservation
 }

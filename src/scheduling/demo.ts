@@ -1,9 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { DemoContext } from '../api/domain.js'
 import type { Db } from '../db/open.js'
 import { packageRoot } from '../packageRoot.js'
 import { addPublisher, findPublisher, removePublisher } from './publishers.js'
-import { type SyncReport, syncPublishers } from './sync.js'
+import { type SyncReport, syncPublishers } from './sync/syncPublisher.js'
 
 const DEMO_PUBLISHER = 'smart-examples'
 const BUNDLED_FEED = join(packageRoot(), 'data', 'scheduling', DEMO_PUBLISHER)
@@ -15,6 +16,14 @@ const A_MONDAY = Date.UTC(1970, 0, 5)
 interface ManifestOutput {
   type: string
   url: string
+}
+
+/** The domain's demo step: the bundled examples, synced from a copy beside the main file. */
+export async function schedulingDemo({ db, dataDir, now }: DemoContext): Promise<string[]> {
+  const report = await loadDemoScheduling(db, join(dataDir, 'demo-feed'), now)
+  return report
+    ? [`Scheduling: publisher ${report.publisher} ${report.outcome}, ${report.written} slots.`]
+    : []
 }
 
 /**

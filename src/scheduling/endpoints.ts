@@ -1,8 +1,11 @@
 import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
 import { listPublishers } from './publishers.js'
-import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './resources.js'
-import { answerHoldsThrough, type GroupMatch, listCodings, searchGroups, searchSlots } from './search.js'
-import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, toFilters } from './searchParams.js'
+import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './model.js'
+import { type GroupMatch, listCodings, searchGroups } from './search/groups.js'
+import { answerHoldsThrough } from './search/matches.js'
+import { searchSlots } from './search/slots.js'
+import type { SlotIndex } from './search/slotIndex.js'
+import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, toFilters } from './search/params.js'
 
 const string = { type: 'string' }
 const CODING = {
@@ -154,7 +157,8 @@ const codingList = (
     handler: (_request, { db }) => ({ body: { [name]: listCodings(db, column) }, reuse: {} }),
   })
 
-export const schedulingEndpoints: Endpoint[] = [
+/** The scheduling endpoints, answering from one app's index of served series. */
+export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
   defineEndpoint({
     method: 'GET',
     path: '/v1/scheduling/slots',
@@ -162,12 +166,12 @@ export const schedulingEndpoints: Endpoint[] = [
     summary: 'Slots matching the filters, by start then id, paged',
     params: SLOT_SEARCH_PARAMS,
     responses: listing('slots', SLOT),
-    handler: ({ params }, { db, clock }) => {
+    handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)
       return {
-        body: searchSlots(db, filters, params),
-        reuse: { through: answerHoldsThrough(db, filters, now) },
+        body: searchSlots(index, filters, params),
+        reuse: { through: answerHoldsThrough(index, filters, now) },
       }
     },
   }),
@@ -178,13 +182,13 @@ export const schedulingEndpoints: Endpoint[] = [
     summary: 'The same matches grouped by provider at a location, by next available start then key',
     params: SLOT_FILTER_PARAMS,
     responses: listing('providerLocations', PROVIDER_LOCATION),
-    handler: ({ params }, { db, clock }) => {
+    handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)
-      const { groups, total } = searchGroups(db, filters, params)
+      const { groups, total } = searchGroups(index, filters, params)
       return {
         body: { total, providerLocations: groups },
-        reuse: { through: answerHoldsThrough(db, filters, now) },
+        reuse: { through: answerHoldsThrough(index, filters, now) },
       }
     },
   }),
@@ -195,13 +199,13 @@ export const schedulingEndpoints: Endpoint[] = [
     summary: 'Older grouping form: one card per provider/location group',
     params: SLOT_FILTER_PARAMS,
     responses: listing('actors', ACTOR),
-    handler: ({ params }, { db, clock }) => {
+    handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)
-      const { groups, total } = searchGroups(db, filters, params)
+      const { groups, total } = searchGroups(index, filters, params)
       return {
         body: { actors: groups.map(toActor), total },
-        reuse: { through: answerHoldsThrough(db, filters, now) },
+        reuse: { through: answerHoldsThrough(index, filters, now) },
       }
     },
   }),

@@ -1,5 +1,6 @@
-import { cachedStatement, type Db } from '../db/open.js'
-import { deletePublisherSlots } from './slotWriter.js'
+import type { Db } from '../db/open.js'
+import { deletePublisherSlots } from './sync/slotWriter.js'
+import { UserError } from '../userError.js'
 
 export interface Publisher {
   slug: string
@@ -8,7 +9,7 @@ export interface Publisher {
   enabled: boolean
 }
 
-export class PublisherError extends Error {
+export class PublisherError extends UserError {
   override name = 'PublisherError'
 }
 
@@ -26,13 +27,13 @@ function toPublisher(row: {
 const SELECT = `SELECT slug, display_name AS displayName, manifest_url AS manifestUrl, enabled FROM publishers`
 
 export function listPublishers(db: Db): Publisher[] {
-  return (cachedStatement(db, `${SELECT} ORDER BY slug`).all() as Parameters<typeof toPublisher>[0][]).map(
+  return (db.statement(`${SELECT} ORDER BY slug`).all() as Parameters<typeof toPublisher>[0][]).map(
     toPublisher,
   )
 }
 
 export function findPublisher(db: Db, slug: string): Publisher | undefined {
-  const row = cachedStatement(db, `${SELECT} WHERE slug = ?`).get(slug) as
+  const row = db.statement(`${SELECT} WHERE slug = ?`).get(slug) as
     Parameters<typeof toPublisher>[0] | undefined
   return row && toPublisher(row)
 }

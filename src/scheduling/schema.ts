@@ -4,10 +4,10 @@ import type { Migration } from '../db/migrate.js'
 export const SLOTS_BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
 export const SLOTS_BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): each sync's slots by start
 
-export const SCHEDULING_MIGRATIONS: Migration[] = [
+export const SCHEDULING_STEPS: Migration[] = [
   {
-    version: 3,
-    name: 'scheduling-publishers',
+    legacyVersion: 3,
+    name: 'publishers',
     sql: `
       CREATE TABLE publishers (
         slug TEXT PRIMARY KEY,
@@ -19,8 +19,8 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    version: 4,
-    name: 'scheduling-slots',
+    legacyVersion: 4,
+    name: 'slots',
     // Read tables shaped for slot search. A group is a provider at a location (the spec's provider location
     // and actor card); a series is the part of a group whose slots share every searchable attribute but
     // status and time, so that all filters but those select series, and slots are read by index range.
@@ -91,10 +91,10 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    version: 5,
-    name: 'scheduling-slot-parts',
-    // Numbered after files at 31 had shipped: those run it when they lack its column.
-    missing: "SELECT count(*) = 0 FROM pragma_table_info('publishers') WHERE name = 'slot_part'",
+    legacyVersion: 5,
+    name: 'slot-parts',
+    // Shipped after files counted past its number: those run it when they lack its column.
+    legacyMissing: "SELECT count(*) = 0 FROM pragma_table_info('publishers') WHERE name = 'slot_part'",
     // Slots in start order were one index over every publisher, so each sync's rows landed all over it and
     // its commit rewrote most of that index: syncs slowed with every publisher already stored. Each sync now
     // writes a part of its own (a number from one counter: the highest part + 1), the start-ordered index
@@ -112,8 +112,8 @@ export const SCHEDULING_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    version: 33,
-    name: 'scheduling-part-counter',
+    legacyVersion: 33,
+    name: 'part-counter',
     // Parts were numbered highest + 1, so a publisher removed while it held the highest part, added again and
     // synced took the old number back, and a server that had not searched in between went on serving the old
     // sync's series for it (seriesIndex.ts reloads a publisher when its part changes). A counter never goes back.

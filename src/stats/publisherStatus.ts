@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 
 export interface PublisherStatus {
   slug: string
@@ -25,18 +25,19 @@ interface LastSync {
  */
 export function readPublisherStatus(main: Db): PublisherStatus[] {
   const columns = new Set(
-    (
-      cachedStatement(main, 'SELECT name FROM pragma_table_info(?)').all('publishers') as { name: string }[]
-    ).map((column) => column.name),
+    (main.statement('SELECT name FROM pragma_table_info(?)').all('publishers') as { name: string }[]).map(
+      (column) => column.name,
+    ),
   )
   if (columns.size === 0) return []
   const optional = (column: string) => (columns.has(column) ? column : 'NULL')
-  const rows = cachedStatement(
-    main,
-    `SELECT slug, display_name AS name, enabled, ${optional('last_sync')} AS lastSync,
+  const rows = main
+    .statement(
+      `SELECT slug, display_name AS name, enabled, ${optional('last_sync')} AS lastSync,
             ${optional('slot_count')} AS slotsHeld
        FROM publishers ORDER BY slug`,
-  ).all() as {
+    )
+    .all() as {
     slug: string
     name: string
     enabled: number

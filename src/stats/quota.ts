@@ -1,7 +1,7 @@
 import type { Organization } from '../accounts/orgs.js'
 import type { Plan } from '../accounts/plans.js'
 import { limitReached, minutePeriod, monthPeriod, startOfNextMonth } from '../accounts/usage.js'
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 
 export interface OrgQuota {
   org: string
@@ -36,7 +36,7 @@ export function readQuota(
   const month = monthPeriod(now)
   const counts = new Map<string, number>()
   const orgIds = JSON.stringify(accounts.orgs.map((org) => org.id))
-  const rows = cachedStatement(live, QUOTA_SQL).all(orgIds, minute, month) as {
+  const rows = live.statement(QUOTA_SQL).all(orgIds, minute, month) as {
     orgId: number
     period: string
     count: number

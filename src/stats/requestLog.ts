@@ -11,6 +11,8 @@ export interface RequestRecord {
   method: string
   path: string
   route: string | null
+  /** The endpoint's group (its declared tag: scheduling, directory, batch, ...) for `svc top`; null: unmatched. */
+  group: string | null
   status: number
   durationMs: number
   bytes: number
@@ -24,8 +26,8 @@ const PRUNE_CHUNK = 5000
 const MAX_KEPT = 10_000
 
 const INSERT = `INSERT OR IGNORE INTO request_log
-    (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    (request_id, at, org_id, key_id, method, path, route, grp, status, duration_ms, bytes)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 const TOUCH_KEY = `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?)
   ON CONFLICT (key_id) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)`
 const PRUNE = `DELETE FROM request_log WHERE rowid IN
@@ -40,13 +42,14 @@ class RecordColumns {
   readonly #status: Float64Array
   readonly #durationMs: Float64Array
   readonly #bytes: Float64Array
-  // Key, method, path and route repeat from request to request: each distinct one is listed once.
+  // Key, method, path, route and group repeat from request to request: each distinct one is listed once.
   readonly #words: string[] = []
   readonly #codeOf = new Map<string, number>()
   readonly #keyId: Int32Array
   readonly #method: Int32Array
   readonly #path: Int32Array
   readonly #route: Int32Array
+  readonly #group: Int32Array
 
   constructor(readonly capacity: number) {
     this.#at = new Float64Array(capacity)
@@ -58,6 +61,7 @@ class RecordColumns {
     this.#method = new Int32Array(capacity)
     this.#path = new Int32Array(capacity)
     this.#route = new Int32Array(capacity)
+    this.#group = new Int32Array(capacity)
   }
 
   get full(): boolean {
@@ -73,6 +77,7 @@ class RecordColumns {
     this.#method[row] = this.#code(record.method)
     this.#path[row] = this.#code(record.path)
     this.#route[row] = this.#code(record.route)
+    this.#group[row] = this.#code(record.group)
     this.#status[row] = record.status
     this.#durationMs[row] = record.durationMs
     this.#bytes[row] = record.bytes
@@ -93,6 +98,7 @@ class RecordColumns {
         coded(this.#method),
         coded(this.#path),
         coded(this.#route),
+        coded(this.#group),
         this.#status.slice(0, count),
         this.#durationMs.slice(0, count),
         this.#bytes.slice(0, count),
@@ -230,7 +236,7 @@ export interface LoggedRequest extends Omit<RequestRecord, 'orgId'> {
 export function findRequest(store: Pick<Store, 'db' | 'live'>, requestId: string): LoggedRequest | undefined {
   const row = store.live
     .prepare(
-      `SELECT request_id AS requestId, at, org_id AS orgId, key_id AS keyId, method, path, route,
+      `SELECT request_id AS requestId, at, org_id AS orgId, key_id AS keyId, method, path, route, grp AS "group",
               status, duration_ms AS durationMs, bytes
          FROM request_log WHERE request_id = ?`,
     )

@@ -1,7 +1,4 @@
-import { allEndpoints } from '../api/registry.js'
-import { cachedStatement, type Db } from '../db/open.js'
-import { Routes } from '../http/routes.js'
-import { endpointGroup } from './endpointGroups.js'
+import type { Db } from '../db/open.js'
 import { LatencyHistogram, latencyBin, type Percentiles } from './histogram.js'
 import {
   type Cell,
@@ -53,20 +50,21 @@ export const ERRORS_SINCE_MS = 15 * 60_000
 /** The first look for recent errors reads at most this many of the newest rows, however rare errors are. */
 const ERROR_SCAN_LIMIT = 200_000
 
+/** The route shown for requests no declared endpoint matched, and their group. */
+export const UNMATCHED = '(unmatched)'
+const UNMATCHED_GROUP = 'unmatched'
+
 /**
  * A request as the window counts it. Reading a value from SQLite costs about as much as the rest of the
- * row's work, so a row is five values: method and route come as one string, and the path and request id
- * are read only for the few rows that need them (UNROUTED_COLUMNS, ERROR_COLUMNS).
+ * row's work, so a row is five values: method, group and route come as one string, and the path and
+ * request id are read only for the few rows that need them (ERROR_COLUMNS). The server logs each request's
+ * endpoint and group, those refused before routing included, so nothing here resolves a route.
  */
-const COUNTED_COLUMNS = `at, org_id, status, duration_ms, method || ' ' || route`
-/** Requests refused before routing (no route logged): the endpoint comes from their path. */
-const UNROUTED_COLUMNS = 'method, path'
+const COUNTED_COLUMNS = `at, org_id, status, duration_ms,
+  method || ' ' || coalesce(grp, '${UNMATCHED_GROUP}') || ' ' || coalesce(route, '${UNMATCHED}')`
 const ERROR_COLUMNS = 'at, status, method, path, request_id AS requestId, org_id AS orgId'
 /** New rows: after the last one read, up to the last one when the refresh began, and recent enough. */
 const NEW_ROWS = 'FROM request_log WHERE rowid > ? AND rowid <= ? AND +at > ?'
-
-/** The route shown for requests no declared endpoint matched. */
-export const UNMATCHED = '(unmatched)'
 
 /** Every query `svc top` runs on the request log; each reads through an index (test/top.test.tsx proves it). */
 export const WINDOW_SQL = {
@@ -82,7 +80,6 @@ export const WINDOW_SQL = {
   // row, as is what was added since the last refresh; `+at` keeps SQLite from going through the `at` index
   // instead, twice as slow.
   counted: `SELECT ${COUNTED_COLUMNS} ${NEW_ROWS} ORDER BY rowid`,
-  unrouted: `SELECT ${UNROUTED_COLUMNS} ${NEW_ROWS} AND route IS NULL ORDER BY rowid`,
   newErrors: `SELECT ${ERROR_COLUMNS} ${NEW_ROWS} AND status >= 400 ORDER BY rowid`,
 }
 
@@ -122,7 +119,7 @@ export class RequestWindow {
   }
 
   #maxRowId(): number {
-    const row = cachedStatement(this.live, WINDOW_SQL.lastRowId).get() as { id: number | null }
+    const row = this.live.statement(WINDOW_SQL.lastRowId).get() as { id: number | null }
     return row.id ?? 0
   }
 
@@ -145,11 +142,9 @@ export class RequestWindow {
   #loadSince(now: number, maxRowId: number): void {
     // Rows older than the history are of no use: not in the window, and their bucket is gone.
     this.#count(this.#lastRowId, maxRowId, now - HISTORY_BUCKETS * HISTORY_BUCKET_MS, true)
-    const fresh = cachedStatement(this.live, WINDOW_SQL.newErrors).all(
-      this.#lastRowId,
-      maxRowId,
-      now - ERRORS_SINCE_MS,
-    ) as LoggedError[]
+    const fresh = this.live
+      .statement(WINDOW_SQL.newErrors)
+      .all(this.#lastRowId, maxRowId, now - ERRORS_SINCE_MS) as LoggedError[]
     if (fresh.length > 0) {
       this.#errors = [...fresh.reverse(), ...this.#errors].sort((a, b) => b.at - a.at).slice(0, ERRORS_KEPT)
     }
@@ -168,21 +163,12 @@ export class RequestWindow {
   }
 
   #countSlice(range: [afterRowId: number, lastRowId: number, since: number], history: boolean): void {
-    const rows = cachedStatement(this.live, WINDOW_SQL.counted)
+    const rows = this.live
+      .statement(WINDOW_SQL.counted)
       .raw()
       .all(...range) as CountedRow[]
-    const unrouted = rows.some((row) => row[4] === null)
-      ? (cachedStatement(this.live, WINDOW_SQL.unrouted)
-          .raw()
-          .all(...range) as [string, string][])
-      : []
-    let next = 0
     for (const [at, orgId, status, durationMs, key] of rows) {
-      let endpoint: Endpoint
-      if (key === null) {
-        const [method, path] = unrouted[next++] as [string, string]
-        endpoint = this.#endpoint(`${method} ${declaredRoute(method, path) ?? UNMATCHED}`)
-      } else endpoint = this.#endpoint(key)
+      const endpoint = this.#endpoint(key)
       this.#totals.add(at, orgId, endpoint, latencyBin(durationMs), statusClassIndex(status))
       if (history) {
         const bucket = Math.floor(at / HISTORY_BUCKET_MS)
@@ -191,16 +177,12 @@ export class RequestWindow {
     }
   }
 
+  /** `GET scheduling /v1/scheduling/slots` as one endpoint, made once. */
   #endpoint(key: string): Endpoint {
     let endpoint = this.#endpoints.get(key)
     if (!endpoint) {
-      const space = key.indexOf(' ')
-      const route = key.slice(space + 1)
-      endpoint = {
-        method: key.slice(0, space),
-        route,
-        group: endpointGroup(route === UNMATCHED ? null : route),
-      }
+      const [method = '', group = '', route = ''] = key.split(' ')
+      endpoint = { method, route, group }
       this.#endpoints.set(key, endpoint)
     }
     return endpoint
@@ -293,24 +275,12 @@ function figuresOf(
   }
 }
 
-let routes: Routes | undefined
-
-/**
- * The endpoint a request was for when the log has no route: refused before routing (401, 429, 503 from
- * the limit check), it still belongs to the endpoint its path names.
- */
-function declaredRoute(method: string, path: string): string | null {
-  routes ??= new Routes(allEndpoints())
-  const resolution = routes.resolve(method === 'HEAD' ? 'GET' : method, path)
-  return resolution.kind === 'endpoint' ? resolution.endpoint.path : null
-}
-
 /** A request_log row as COUNTED_COLUMNS select it, read as an array (cheaper than an object per row). */
 type CountedRow = [
   at: number,
   orgId: number | null,
   status: number,
   durationMs: number,
-  /** `GET /v1/scheduling/slots`; null when the log has no route. */
-  endpoint: string | null,
+  /** `GET scheduling /v1/scheduling/slots`. */
+  endpoint: string,
 ]

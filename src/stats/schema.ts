@@ -1,8 +1,8 @@
 import type { Migration } from '../db/migrate.js'
 
-export const STATS_MIGRATIONS: Migration[] = [
+export const STATS_STEPS: Migration[] = [
   {
-    version: 2,
+    legacyVersion: 2,
     name: 'request-log',
     sql: `
       CREATE TABLE request_log (
@@ -21,7 +21,7 @@ export const STATS_MIGRATIONS: Migration[] = [
     `,
   },
   {
-    version: 31,
+    legacyVersion: 31,
     name: 'request-log-to-live',
     attachLive: true,
     // Moved into the live database (src/db/live.ts). A repeat after a step cut between the two files'
@@ -36,10 +36,10 @@ export const STATS_MIGRATIONS: Migration[] = [
   },
 ]
 
-/** The live database's stats tables (src/db/liveMigrations.ts numbers them: stats 10-19). */
-export const STATS_LIVE_MIGRATIONS: Migration[] = [
+/** The live database's stats tables. */
+export const STATS_LIVE_STEPS: Migration[] = [
   {
-    version: 10,
+    legacyVersion: 10,
     name: 'request-log',
     sql: `
       CREATE TABLE request_log (
@@ -56,5 +56,10 @@ export const STATS_LIVE_MIGRATIONS: Migration[] = [
       );
       CREATE INDEX request_log_at ON request_log(at);
     `,
+  },
+  {
+    name: 'request-log-group',
+    // The endpoint's group, written by the server, so that `svc top` reads it instead of resolving routes.
+    sql: `ALTER TABLE request_log ADD COLUMN grp TEXT;`,
   },
 ]

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
-import { liveDatabasePath, openLiveStore } from '../db/live.js'
-import { type Db, isStoreUnavailable, openDatabase } from '../db/open.js'
+import { liveDatabasePath } from '../db/live.js'
+import { type Db, isStoreUnavailable } from '../db/open.js'
+import { openSqliteFile } from '../db/sqlite.js'
 import { emptySnapshot, TopReader, type TopSnapshot, type TopSources } from './topSnapshot.js'
 
 /**
@@ -11,7 +12,7 @@ export function openTopSources(dbPath: string): (TopSources & { close(): void })
   if (!existsSync(dbPath)) return undefined
   let main: Db
   try {
-    main = openDatabase(dbPath, { readonly: true })
+    main = openSqliteFile(dbPath, { readonly: true })
   } catch (error) {
     if (isStoreUnavailable(error)) return undefined
     throw error
@@ -21,7 +22,7 @@ export function openTopSources(dbPath: string): (TopSources & { close(): void })
   if (!existsSync(liveDatabasePath(dbPath))) return { main, live: main, close: () => main.close() }
   let live: Db
   try {
-    live = openLiveStore({ db: dbPath }, { readonly: true })
+    live = openSqliteFile(liveDatabasePath(dbPath), { readonly: true })
   } catch (error) {
     main.close()
     if (isStoreUnavailable(error)) return undefined

@@ -1,7 +1,6 @@
 import { listOrganizations, type Organization } from '../accounts/orgs.js'
 import { listPlans, type Plan } from '../accounts/plans.js'
-import { changeGeneration } from '../db/changes.js'
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 import type { Percentiles } from './histogram.js'
 import { type PublisherStatus, readPublisherStatus } from './publisherStatus.js'
 import { type OrgQuota, readQuota } from './quota.js'
@@ -154,7 +153,7 @@ export class TopReader {
 
   #readAccounts(): Accounts {
     const { main } = this.sources
-    const generation = changeGeneration(main)
+    const generation = main.changeGeneration()
     if (this.#accounts?.generation !== generation) {
       const tables = new Set(presentTables(main))
       const orgs = tables.has('organizations') ? listOrganizations(main) : []
@@ -174,5 +173,5 @@ export class TopReader {
 }
 
 function presentTables(db: Db): string[] {
-  return cachedStatement(db, "SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]
+  return db.statement("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]
 }

@@ -1,4 +1,4 @@
-import type { Services } from '../api/endpoint.js'
+import type { Terminology } from './terminology.js'
 import { FHIR_BASE } from '../http/errors.js'
 import { API_VERSION, RELEASE_DATE } from '../version.js'
 import { MAX_WHOLE_EXPANSION } from './expand.js'
@@ -12,12 +12,12 @@ export const NOT_SERVED_EXTENSION = 'urn:svc:fhir:StructureDefinition:code-syste
  * TerminologyCapabilities: every code system served, with the releases held (the default one marked) or
  * its remote source, and the recognised systems this deployment has no source for.
  */
-export function buildTerminologyCapabilities(services: Services): Record<string, unknown> {
-  const held = listCodeSystems(services.db)
+export function buildTerminologyCapabilities(terminology: Terminology): Record<string, unknown> {
+  const held = listCodeSystems(terminology.db)
   const heldUrls = new Set(held.map((system) => system.url))
-  const remote = [...services.terminologySources.keys()].filter((url) => !heldUrls.has(url)).sort()
+  const remote = [...terminology.sources.keys()].filter((url) => !heldUrls.has(url)).sort()
   const unserved = [...RECOGNISED_SYSTEMS].filter(
-    ([url]) => !heldUrls.has(url) && !services.terminologySources.has(url),
+    ([url]) => !heldUrls.has(url) && !terminology.sources.has(url),
   )
   return {
     resourceType: 'TerminologyCapabilities',
@@ -26,7 +26,7 @@ export function buildTerminologyCapabilities(services: Services): Record<string,
     publisher: 'svc',
     kind: 'instance',
     software: { name: 'svc', version: API_VERSION },
-    implementation: { description: 'svc FHIR R4 terminology', url: `${services.config.baseUrl}${FHIR_BASE}` },
+    implementation: { description: 'svc FHIR R4 terminology', url: `${terminology.baseUrl}${FHIR_BASE}` },
     description:
       'Code systems held at a named release (CodeSystem.version) or answered by their own source. ' +
       `Recognised but not served here: ${unserved.map(([, name]) => name).join(', ') || 'none'}.`,

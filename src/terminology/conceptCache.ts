@@ -11,38 +11,38 @@ export interface CachedConcept {
   words: string[]
 }
 
-/** Code systems whose concept lists are kept in memory per connection; the least recently used goes first. */
+/** Code systems whose concept lists are kept in memory per app; the least recently used goes first. */
 const MAX_SYSTEMS = 32
-const caches = new WeakMap<Db, Map<number, CachedConcept[]>>()
 
 /**
- * Every concept of a code system release, in its order, read once per process. A release's rows never
- * change under its id (ids are never reused; replacing a release makes a new id), so entries never go stale.
+ * Every concept of a code system release, in its order, read once per app. A release's rows never change
+ * under its id (ids are never reused; replacing a release makes a new id), so entries never go stale.
  */
-export function conceptsOf(db: Db, system: CodeSystemRow): CachedConcept[] {
-  let cache = caches.get(db)
-  if (!cache) {
-    cache = new Map()
-    caches.set(db, cache)
+export class ConceptLists {
+  readonly #lists = new Map<number, CachedConcept[]>()
+
+  constructor(private readonly db: Db) {}
+
+  of(system: CodeSystemRow): CachedConcept[] {
+    const cached = this.#lists.get(system.id)
+    if (cached) {
+      this.#lists.delete(system.id)
+      this.#lists.set(system.id, cached)
+      return cached
+    }
+    const concepts = allConcepts(this.db, system.id).map((concept) => ({
+      code: concept.code,
+      display: concept.display ?? undefined,
+      abstract: concept.abstract,
+      inactive: concept.status !== 'active',
+      codeLower: concept.code.toLowerCase(),
+      words: (concept.display ?? '')
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter(Boolean),
+    }))
+    this.#lists.set(system.id, concepts)
+    if (this.#lists.size > MAX_SYSTEMS) this.#lists.delete(this.#lists.keys().next().value as number)
+    return concepts
   }
-  const cached = cache.get(system.id)
-  if (cached) {
-    cache.delete(system.id)
-    cache.set(system.id, cached)
-    return cached
-  }
-  const concepts = allConcepts(db, system.id).map((concept) => ({
-    code: concept.code,
-    display: concept.display ?? undefined,
-    abstract: concept.abstract,
-    inactive: concept.status !== 'active',
-    codeLower: concept.code.toLowerCase(),
-    words: (concept.display ?? '')
-      .toLowerCase()
-      .split(/[^\p{L}\p{N}]+/u)
-      .filter(Boolean),
-  }))
-  cache.set(system.id, concepts)
-  if (cache.size > MAX_SYSTEMS) cache.delete(cache.keys().next().value as number)
-  return concepts
 }

@@ -6,6 +6,7 @@ import { BATCH_MAX_BYTES } from '../fhir/batch.js'
 import { countiesOf } from './counties.js'
 import { expand, MAX_WHOLE_EXPANSION } from './expand.js'
 import { lookup } from './lookup.js'
+import type { Terminology } from './terminology.js'
 import { validateCode } from './validateCode.js'
 
 /** The spec's bound on `property` values of one $lookup, query and body together. */
@@ -48,7 +49,8 @@ function validateRules(values: {
   return []
 }
 
-export const terminologyEndpoints: Endpoint[] = [
+/** The terminology operations, answering from one app's terminology. */
+export const terminologyEndpoints = (terminology: Terminology): Endpoint[] => [
   ...defineOperation({
     path: `${FHIR_BASE}/CodeSystem/$lookup`,
     tag: 'terminology',
@@ -74,7 +76,7 @@ export const terminologyEndpoints: Endpoint[] = [
       instantiates: TERMINOLOGY_SERVER,
     },
     responses: { 200: PARAMETERS },
-    handler: (request, services) => lookup(services, request.params, request.signal),
+    handler: (request) => lookup(terminology, request.params, request.signal),
   }),
   ...defineOperation({
     path: `${FHIR_BASE}/CodeSystem/$validate-code`,
@@ -103,7 +105,7 @@ export const terminologyEndpoints: Endpoint[] = [
       instantiates: TERMINOLOGY_SERVER,
     },
     responses: { 200: PARAMETERS },
-    handler: (request, services) => validateCode(services, request.params, request.signal),
+    handler: (request) => validateCode(terminology, request.params, request.signal),
   }),
   ...defineOperation({
     path: `${FHIR_BASE}/ValueSet/$expand`,
@@ -127,7 +129,7 @@ export const terminologyEndpoints: Endpoint[] = [
       instantiates: TERMINOLOGY_SERVER,
     },
     responses: { 200: { description: 'ValueSet with an expansion', schema: { type: 'object' } } },
-    handler: (request, services) => expand(services, request.params, request.signal),
+    handler: (request) => expand(terminology, request.params, request.signal),
   }),
   defineEndpoint({
     method: 'GET',

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import type { EndpointResponse, Services } from '../api/endpoint.js'
+import type { EndpointResponse } from '../api/endpoint.js'
+import type { Terminology } from './terminology.js'
 import { ApiError } from '../http/errors.js'
-import { conceptsOf } from './conceptCache.js'
 import { RECOGNISED_SYSTEMS } from './recognised.js'
-import { codeSystemRelease } from './remembered.js'
 import { forward, query } from './remote.js'
 import { notServed, resolveCodeSystem } from './sources.js'
 import {
@@ -56,10 +55,10 @@ function textMatcher(filter: string | undefined): (member: Member) => boolean {
 class Expander {
   readonly usedSystems = new Map<string, string>()
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly terminology: Terminology) {}
 
   private system(url: string, version: string | undefined): CodeSystemRow {
-    if (this.services.terminologySources.has(url)) {
+    if (this.terminology.sources.has(url)) {
       throw new ApiError(400, {
         detail: `Value sets drawing on ${url}, which is answered by a remote source, cannot be expanded here; expand ${url}?fhir_vs for the whole system.`,
         fhirCode: 'not-supported',
@@ -72,14 +71,14 @@ class Expander {
         ],
       })
     }
-    const resolved = resolveCodeSystem(this.services, url, version, 'url')
+    const resolved = resolveCodeSystem(this.terminology, url, version, 'url')
     if (resolved.kind !== 'local') throw notServed(url, 'url')
     this.usedSystems.set(resolved.system.url, resolved.system.version)
     return resolved.system
   }
 
   private members(system: CodeSystemRow): Member[] {
-    return conceptsOf(this.services.db, system).map((concept) => ({
+    return this.terminology.concepts.of(system).map((concept) => ({
       system: system.url,
       version: system.version,
       code: concept.code,
@@ -91,7 +90,7 @@ class Expander {
   }
 
   private filterCodes(system: CodeSystemRow, filter: ComposeFilter): (member: Member) => boolean {
-    const { db } = this.services
+    const { db } = this.terminology
     const { property, op, value } = filter
     switch (op) {
       case 'is-a':
@@ -189,9 +188,9 @@ class Expander {
       const test = this.filterCodes(system, { property: 'concept', op: 'is-a', value: implicit.isA })
       return all.filter(test)
     }
-    const valueSet = findValueSet(this.services.db, url)
+    const valueSet = findValueSet(this.terminology.db, url)
     if (valueSet) return this.compose(valueSet, depth)
-    if (codeSystemRelease(this.services.db, url)) return this.members(this.system(url, undefined))
+    if (this.terminology.releases.codeSystem(url)) return this.members(this.system(url, undefined))
     if (RECOGNISED_SYSTEMS.has(url)) throw notServed(url, 'url')
     throw new ApiError(404, {
       detail: `No value set ${url} is hosted here.`,
@@ -219,10 +218,10 @@ export function parseImplicit(url: string): { system: string; isA?: string } | u
 }
 
 /** The system a value set URL is answered from remotely, when it is an implicit value set of such a system. */
-function remoteSystemOf(services: Services, url: string) {
+function remoteSystemOf(terminology: Terminology, url: string) {
   const implicit = parseImplicit(url)
   const system = implicit?.system ?? url
-  return services.terminologySources.get(system)
+  return terminology.sources.get(system)
 }
 
 /**
@@ -231,11 +230,11 @@ function remoteSystemOf(services: Services, url: string) {
  * answered by a remote source is expanded there and comes back whole.
  */
 export async function expand(
-  services: Services,
+  terminology: Terminology,
   input: ExpandInput,
   signal: AbortSignal,
 ): Promise<EndpointResponse> {
-  const remote = remoteSystemOf(services, input.url)
+  const remote = remoteSystemOf(terminology, input.url)
   if (remote) {
     const search = query([
       ['url', input.url],
@@ -243,7 +242,7 @@ export async function expand(
     ])
     return forward(remote, { path: `ValueSet/$expand?${search}`, signal }, 'ValueSet')
   }
-  const expander = new Expander(services)
+  const expander = new Expander(terminology)
   const matches = textMatcher(input.filter)
   const members = expander.valueSetUrl(input.url, 0).filter(matches)
   const offset = input.offset ?? 0
@@ -260,7 +259,7 @@ export async function expand(
     )
   }
   const page = members.slice(offset, input.count === undefined ? undefined : offset + input.count)
-  const valueSet = findValueSet(services.db, input.url)
+  const valueSet = findValueSet(terminology.db, input.url)
   const used = [
     ...(input.filter !== undefined ? [{ name: 'filter', valueString: input.filter }] : []),
     ...(input.count !== undefined ? [{ name: 'count', valueInteger: input.count }] : []),
@@ -280,7 +279,7 @@ export async function expand(
       status: valueSet?.status ?? 'active',
       expansion: {
         identifier: `urn:uuid:${randomUUID()}`,
-        timestamp: new Date(services.clock()).toISOString(),
+        timestamp: new Date(terminology.clock()).toISOString(),
         total: members.length,
         offset,
         parameter: used,

@@ -1,9 +1,10 @@
-import type { EndpointResponse, Services } from '../api/endpoint.js'
+import type { EndpointResponse } from '../api/endpoint.js'
+import type { Terminology } from './terminology.js'
 import type { Coding } from '../api/params.js'
 import { ApiError } from '../http/errors.js'
 import { type Parameters, type ParametersParameter, parameters, valued } from './parameters.js'
 import { forward, query } from './remote.js'
-import { type RememberedConcept, releaseConcept } from './remembered.js'
+import type { RememberedConcept } from './remembered.js'
 import { resolveCodeSystem } from './sources.js'
 import type { CodeSystemRow, ConceptRow } from './store.js'
 
@@ -106,14 +107,14 @@ function checkProperties(system: CodeSystemRow, wanted: string[]): void {
 }
 
 export function lookupLocal(
-  services: Services,
+  terminology: Terminology,
   system: CodeSystemRow,
   code: string,
   wanted: string[],
   codeParameter: string,
 ): Parameters {
   checkProperties(system, wanted)
-  const remembered = releaseConcept(services.db, system, code)
+  const remembered = terminology.releases.concept(system, code)
   if (!remembered) {
     throw new ApiError(404, {
       detail: `Code "${code}" is not in ${system.url} (release ${system.version}).`,
@@ -139,14 +140,14 @@ function lookupAnswer(system: CodeSystemRow, remembered: RememberedConcept, want
 
 /** CodeSystem/$lookup: from the store (answered at once), or forwarded to the system's own source. */
 export function lookup(
-  services: Services,
+  terminology: Terminology,
   input: LookupInput,
   signal: AbortSignal,
 ): EndpointResponse | Promise<EndpointResponse> {
   const asked = askedCoding(input)
   const codeParameter = input.coding ? 'coding' : 'code'
   const resolved = resolveCodeSystem(
-    services,
+    terminology,
     asked.system,
     asked.version,
     input.coding ? 'coding' : 'system',
@@ -154,7 +155,7 @@ export function lookup(
   const wanted = input.property ?? []
   if (resolved.kind === 'local') {
     // From the store alone: the same question is answered the same until the database changes.
-    return { body: lookupLocal(services, resolved.system, asked.code, wanted, codeParameter), reuse: {} }
+    return { body: lookupLocal(terminology, resolved.system, asked.code, wanted, codeParameter), reuse: {} }
   }
   const search = query([
     ['system', asked.system],

@@ -1,4 +1,3 @@
-import { changeGeneration } from '../db/changes.js'
 import type { Db } from '../db/open.js'
 import { keepWhole } from '../http/json.js'
 import type { PropertyValue } from './model.js'
@@ -63,22 +62,49 @@ export class RememberedConcept {
   }
 }
 
-interface Memory {
-  generation: number
-  releases: Map<string, CodeSystemRow | null>
+/**
+ * Which release a URL names, and what was read of its concepts, remembered for one app's connection (see the
+ * top of this file for when each is forgotten).
+ */
+export class RememberedReleases {
+  #generation = -1
+  readonly #releases = new Map<string, CodeSystemRow | null>()
   /** By release id and code; `null` remembers a code the release does not have. */
-  concepts: Map<string, RememberedConcept | null>
-}
+  readonly #concepts = new Map<string, RememberedConcept | null>()
 
-const memories = new WeakMap<Db, Memory>()
+  constructor(private readonly db: Db) {}
 
-function memoryOf(db: Db): Memory {
-  let memory = memories.get(db)
-  if (!memory) {
-    memory = { generation: -1, releases: new Map(), concepts: new Map() }
-    memories.set(db, memory)
+  /** The release named, or without a version the one loaded last, as of the database's latest commit. */
+  codeSystem(url: string, version?: string): CodeSystemRow | undefined {
+    const generation = this.db.changeGeneration()
+    if (generation !== this.#generation) {
+      this.#releases.clear()
+      this.#generation = generation
+    }
+    // Length-prefixed, so no url and version pair can spell another's key.
+    const key = version === undefined ? `-${url}` : `${version.length}:${version}${url}`
+    let release = this.#releases.get(key)
+    if (release === undefined) {
+      release = remember(this.#releases, MAX_RELEASES, key, findCodeSystem(this.db, url, version) ?? null)
+    }
+    return release ?? undefined
   }
-  return memory
+
+  /** A concept of a release, or undefined when the release does not have the code. */
+  concept(system: CodeSystemRow, code: string): RememberedConcept | undefined {
+    const key = `${system.id}\n${code}`
+    let known = this.#concepts.get(key)
+    if (known === undefined) {
+      const concept = findConcept(this.db, system.id, code)
+      known = remember(
+        this.#concepts,
+        MAX_CONCEPTS,
+        key,
+        concept ? new RememberedConcept(this.db, system.id, concept) : null,
+      )
+    }
+    return known ?? undefined
+  }
 }
 
 /** Bounded by dropping the oldest entry: a full memory keeps answering, from the store, what it lost. */
@@ -86,38 +112,4 @@ function remember<V>(map: Map<string, V>, max: number, key: string, value: V): V
   if (map.size >= max) map.delete(map.keys().next().value as string)
   map.set(key, value)
   return value
-}
-
-/** The release named, or without a version the one loaded last, as of the database's latest commit. */
-export function codeSystemRelease(db: Db, url: string, version?: string): CodeSystemRow | undefined {
-  const memory = memoryOf(db)
-  const generation = changeGeneration(db)
-  if (generation !== memory.generation) {
-    memory.releases.clear()
-    memory.generation = generation
-  }
-  // Length-prefixed, so no url and version pair can spell another's key.
-  const key = version === undefined ? `-${url}` : `${version.length}:${version}${url}`
-  let release = memory.releases.get(key)
-  if (release === undefined) {
-    release = remember(memory.releases, MAX_RELEASES, key, findCodeSystem(db, url, version) ?? null)
-  }
-  return release ?? undefined
-}
-
-/** A concept of a release, or undefined when the release does not have the code. */
-export function releaseConcept(db: Db, system: CodeSystemRow, code: string): RememberedConcept | undefined {
-  const { concepts } = memoryOf(db)
-  const key = `${system.id}\n${code}`
-  let known = concepts.get(key)
-  if (known === undefined) {
-    const concept = findConcept(db, system.id, code)
-    known = remember(
-      concepts,
-      MAX_CONCEPTS,
-      key,
-      concept ? new RememberedConcept(db, system.id, concept) : null,
-    )
-  }
-  return known ?? undefined
 }

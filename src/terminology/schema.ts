@@ -1,9 +1,9 @@
 import type { Migration } from '../db/migrate.js'
 
-export const TERMINOLOGY_MIGRATIONS: Migration[] = [
+export const TERMINOLOGY_STEPS: Migration[] = [
   {
-    version: 10,
-    name: 'terminology',
+    legacyVersion: 10,
+    name: 'code-systems',
     sql: `
       -- One row per code system release; several releases of one system may be held side by side.
       -- AUTOINCREMENT: an id is never reused, so a release's id names its content for good and

@@ -1,8 +1,7 @@
-import type { Services } from '../api/endpoint.js'
+import type { Terminology } from './terminology.js'
 import { ApiError } from '../http/errors.js'
 import type { UpstreamSource } from '../upstream/client.js'
 import { RECOGNISED_SYSTEMS } from './recognised.js'
-import { codeSystemRelease } from './remembered.js'
 import { type CodeSystemRow, codeSystemVersions } from './store.js'
 
 export type Resolved = { kind: 'local'; system: CodeSystemRow } | { kind: 'remote'; source: UpstreamSource }
@@ -30,17 +29,17 @@ export function notServed(url: string, parameter: string): ApiError {
  * `not-supported` for a recognised one without a source.
  */
 export function resolveCodeSystem(
-  services: Services,
+  terminology: Terminology,
   url: string,
   version: string | undefined,
   parameter: string,
 ): Resolved {
-  const source = services.terminologySources.get(url)
+  const source = terminology.sources.get(url)
   if (source) return { kind: 'remote', source }
-  const system = codeSystemRelease(services.db, url, version)
+  const system = terminology.releases.codeSystem(url, version)
   if (system) return { kind: 'local', system }
   if (version !== undefined) {
-    const versions = codeSystemVersions(services.db, url)
+    const versions = codeSystemVersions(terminology.db, url)
     if (versions.length > 0) {
       throw new ApiError(404, {
         detail: `Code system ${url} is not held at release ${version}; held: ${versions.join(', ')}.`,

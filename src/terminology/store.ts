@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from '../db/open.js'
+import type { Db } from '../db/open.js'
 import type { PropertyDeclaration, PropertyValue } from './model.js'
 
 export interface CodeSystemRow {
@@ -71,22 +71,23 @@ const SYSTEM_COLUMNS = 'id, url, version, name, title, status, content, properti
 export function findCodeSystem(db: Db, url: string, version?: string): CodeSystemRow | undefined {
   if (version !== undefined) {
     return toSystem(
-      cachedStatement(
-        db,
-        `SELECT ${SYSTEM_COLUMNS} FROM term_code_systems WHERE url = ? AND version = ?`,
-      ).get(url, version) as RawSystem | undefined,
+      db
+        .statement(`SELECT ${SYSTEM_COLUMNS} FROM term_code_systems WHERE url = ? AND version = ?`)
+        .get(url, version) as RawSystem | undefined,
     )
   }
   return toSystem(
-    cachedStatement(
-      db,
-      `SELECT ${SYSTEM_COLUMNS} FROM term_code_systems WHERE url = ? ORDER BY loaded_at DESC, id DESC LIMIT 1`,
-    ).get(url) as RawSystem | undefined,
+    db
+      .statement(
+        `SELECT ${SYSTEM_COLUMNS} FROM term_code_systems WHERE url = ? ORDER BY loaded_at DESC, id DESC LIMIT 1`,
+      )
+      .get(url) as RawSystem | undefined,
   )
 }
 
 export function codeSystemVersions(db: Db, url: string): string[] {
-  return cachedStatement(db, 'SELECT version FROM term_code_systems WHERE url = ? ORDER BY version')
+  return db
+    .statement('SELECT version FROM term_code_systems WHERE url = ? ORDER BY version')
     .pluck()
     .all(url) as string[]
 }
@@ -101,10 +102,11 @@ export interface ServedSystem {
 
 /** Every code system held, with its releases; for TerminologyCapabilities. */
 export function listCodeSystems(db: Db): ServedSystem[] {
-  const rows = cachedStatement(
-    db,
-    'SELECT url, coalesce(title, name) AS title, version FROM term_code_systems ORDER BY url, loaded_at, id',
-  ).all() as { url: string; title: string | null; version: string }[]
+  const rows = db
+    .statement(
+      'SELECT url, coalesce(title, name) AS title, version FROM term_code_systems ORDER BY url, loaded_at, id',
+    )
+    .all() as { url: string; title: string | null; version: string }[]
   const systems = new Map<string, ServedSystem>()
   for (const row of rows) {
     const known = systems.get(row.url)
@@ -137,58 +139,54 @@ const toConcept = (row: RawConcept): ConceptRow => ({
 const CONCEPT_COLUMNS = 'code, display, definition, status, abstract, designations'
 
 export function findConcept(db: Db, systemId: number, code: string): ConceptRow | undefined {
-  const row = cachedStatement(
-    db,
-    `SELECT ${CONCEPT_COLUMNS} FROM term_concepts WHERE system_id = ? AND code = ?`,
-  ).get(systemId, code) as RawConcept | undefined
+  const row = db
+    .statement(`SELECT ${CONCEPT_COLUMNS} FROM term_concepts WHERE system_id = ? AND code = ?`)
+    .get(systemId, code) as RawConcept | undefined
   return row && toConcept(row)
 }
 
 /** Every concept of a system in its own order. */
 export function allConcepts(db: Db, systemId: number): ConceptRow[] {
   return (
-    cachedStatement(db, `SELECT ${CONCEPT_COLUMNS} FROM term_concepts WHERE system_id = ? ORDER BY seq`).all(
-      systemId,
-    ) as RawConcept[]
+    db
+      .statement(`SELECT ${CONCEPT_COLUMNS} FROM term_concepts WHERE system_id = ? ORDER BY seq`)
+      .all(systemId) as RawConcept[]
   ).map(toConcept)
 }
 
 export function conceptProperties(db: Db, systemId: number, code: string): PropertyValue[] {
   return (
-    cachedStatement(
-      db,
-      'SELECT property, type, value FROM term_concept_properties WHERE system_id = ? AND code = ?',
-    ).all(systemId, code) as { property: string; type: string; value: string }[]
+    db
+      .statement('SELECT property, type, value FROM term_concept_properties WHERE system_id = ? AND code = ?')
+      .all(systemId, code) as { property: string; type: string; value: string }[]
   ).map((row) => ({ property: row.property, type: row.type, value: JSON.parse(row.value) as unknown }))
 }
 
 export function parentsOf(db: Db, systemId: number, code: string): string[] {
-  return cachedStatement(
-    db,
-    'SELECT parent FROM term_hierarchy WHERE system_id = ? AND child = ? ORDER BY parent',
-  )
+  return db
+    .statement('SELECT parent FROM term_hierarchy WHERE system_id = ? AND child = ? ORDER BY parent')
     .pluck()
     .all(systemId, code) as string[]
 }
 
 export function childrenOf(db: Db, systemId: number, code: string): string[] {
-  return cachedStatement(
-    db,
-    `SELECT h.child FROM term_hierarchy h JOIN term_concepts c ON c.system_id = h.system_id AND c.code = h.child
+  return db
+    .statement(
+      `SELECT h.child FROM term_hierarchy h JOIN term_concepts c ON c.system_id = h.system_id AND c.code = h.child
      WHERE h.system_id = ? AND h.parent = ? ORDER BY c.seq`,
-  )
+    )
     .pluck()
     .all(systemId, code) as string[]
 }
 
 /** The code and every code below it in the hierarchy. */
 export function descendantsOrSelf(db: Db, systemId: number, code: string): Set<string> {
-  const codes = cachedStatement(
-    db,
-    `WITH RECURSIVE below(code) AS (
+  const codes = db
+    .statement(
+      `WITH RECURSIVE below(code) AS (
        SELECT ? UNION SELECT h.child FROM term_hierarchy h JOIN below b ON h.parent = b.code WHERE h.system_id = ?
      ) SELECT code FROM below`,
-  )
+    )
     .pluck()
     .all(code, systemId) as string[]
   return new Set(codes)
@@ -197,10 +195,10 @@ export function descendantsOrSelf(db: Db, systemId: number, code: string): Set<s
 /** Codes whose property equals a value (as its JSON text). */
 export function codesWithProperty(db: Db, systemId: number, property: string, value: unknown): Set<string> {
   return new Set(
-    cachedStatement(
-      db,
-      'SELECT code FROM term_concept_properties WHERE system_id = ? AND property = ? AND value = ?',
-    )
+    db
+      .statement(
+        'SELECT code FROM term_concept_properties WHERE system_id = ? AND property = ? AND value = ?',
+      )
       .pluck()
       .all(systemId, property, JSON.stringify(value)) as string[],
   )
@@ -209,7 +207,8 @@ export function codesWithProperty(db: Db, systemId: number, property: string, va
 /** Codes that have any value of a property. */
 export function codesHavingProperty(db: Db, systemId: number, property: string): Set<string> {
   return new Set(
-    cachedStatement(db, 'SELECT code FROM term_concept_properties WHERE system_id = ? AND property = ?')
+    db
+      .statement('SELECT code FROM term_concept_properties WHERE system_id = ? AND property = ?')
       .pluck()
       .all(systemId, property) as string[],
   )
@@ -223,13 +222,14 @@ export function conceptsWithPropertyByDisplay(
   value: unknown,
 ): ConceptRow[] {
   return (
-    cachedStatement(
-      db,
-      `SELECT c.code, c.display, c.definition, c.status, c.abstract, c.designations
+    db
+      .statement(
+        `SELECT c.code, c.display, c.definition, c.status, c.abstract, c.designations
        FROM term_concept_properties p JOIN term_concepts c ON c.system_id = p.system_id AND c.code = p.code
        WHERE p.system_id = ? AND p.property = ? AND p.value = ?
        ORDER BY c.display COLLATE NOCASE, c.code`,
-    ).all(systemId, property, JSON.stringify(value)) as RawConcept[]
+      )
+      .all(systemId, property, JSON.stringify(value)) as RawConcept[]
   ).map(toConcept)
 }
 
@@ -238,15 +238,17 @@ type RawValueSet = Omit<ValueSetRow, 'compose'> & { compose: string | null }
 export function findValueSet(db: Db, url: string, version?: string): ValueSetRow | undefined {
   const row = (
     version !== undefined
-      ? cachedStatement(
-          db,
-          'SELECT url, version, name, title, status, compose FROM term_value_sets WHERE url = ? AND version = ?',
-        ).get(url, version)
-      : cachedStatement(
-          db,
-          `SELECT url, version, name, title, status, compose FROM term_value_sets WHERE url = ?
+      ? db
+          .statement(
+            'SELECT url, version, name, title, status, compose FROM term_value_sets WHERE url = ? AND version = ?',
+          )
+          .get(url, version)
+      : db
+          .statement(
+            `SELECT url, version, name, title, status, compose FROM term_value_sets WHERE url = ?
            ORDER BY loaded_at DESC, id DESC LIMIT 1`,
-        ).get(url)
+          )
+          .get(url)
   ) as RawValueSet | undefined
   return row && { ...row, compose: row.compose === null ? null : (JSON.parse(row.compose) as Compose) }
 }

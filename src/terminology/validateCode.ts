@@ -1,10 +1,10 @@
-import type { EndpointResponse, Services } from '../api/endpoint.js'
+import type { EndpointResponse } from '../api/endpoint.js'
+import type { Terminology } from './terminology.js'
 import type { Coding } from '../api/params.js'
 import { ApiError } from '../http/errors.js'
 import { parameters, valued } from './parameters.js'
 import { forward } from './remote.js'
 import { resolveCodeSystem } from './sources.js'
-import { releaseConcept } from './remembered.js'
 
 export interface ValidateCodeInput {
   url?: string
@@ -45,7 +45,7 @@ const resultOf = (answer: unknown): Verdict | undefined => {
 
 /** One coding against its code system: valid, invalid with a reason, or a thrown failure to get an answer. */
 async function checkCoding(
-  services: Services,
+  terminology: Terminology,
   coding: Coding,
   parameter: string,
   signal: AbortSignal,
@@ -53,7 +53,7 @@ async function checkCoding(
   if (!coding.system) {
     return { result: false, code: coding.code, message: `The coding "${coding.code}" names no code system` }
   }
-  const resolved = resolveCodeSystem(services, coding.system, coding.version, parameter)
+  const resolved = resolveCodeSystem(terminology, coding.system, coding.version, parameter)
   if (resolved.kind === 'remote') {
     const body = parameters([
       { name: 'url', valueUri: coding.system },
@@ -80,7 +80,7 @@ async function checkCoding(
     }
   }
   const { system } = resolved
-  const concept = releaseConcept(services.db, system, coding.code)?.concept
+  const concept = terminology.releases.concept(system, coding.code)?.concept
   const base = { code: coding.code, system: system.url, version: system.version }
   if (!concept) {
     return {
@@ -107,7 +107,7 @@ async function checkCoding(
  * not be checked (no source, a failing source), that failure is the answer: never a guessed "false".
  */
 export async function validateCode(
-  services: Services,
+  terminology: Terminology,
   input: ValidateCodeInput,
   signal: AbortSignal,
 ): Promise<EndpointResponse> {
@@ -131,7 +131,7 @@ export async function validateCode(
   let failure: unknown
   for (const { coding, parameter } of codings) {
     try {
-      const verdict = await checkCoding(services, coding, parameter, signal)
+      const verdict = await checkCoding(terminology, coding, parameter, signal)
       if (verdict.result) {
         verdicts.splice(0, verdicts.length, verdict)
         failure = undefined

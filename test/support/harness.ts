@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { request } from 'undici'
 import { createKey } from '../../src/accounts/keys.js'
 import { createOrganization } from '../../src/accounts/orgs.js'
-import { resolveConfig } from '../../src/config.js'
+import { resolveAppConfig } from '../../src/app/config.js'
 import type { UpstreamTuning } from '../../src/upstream/client.js'
-import { type RunningServer, startServer } from '../../src/http/server.js'
+import { type RunningServer, startServer } from '../../src/app/server.js'
 
 export interface TestServer {
   url: string
@@ -52,7 +52,7 @@ export async function startTestServer(
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const dbPath = join(dir, 'svc.db')
   options.prepare?.(dbPath)
-  const config = resolveConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, options.env ?? {})
+  const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, options.env ?? {})
   let now = Date.parse(options.now ?? DEFAULT_NOW)
   const server = await startServer(config, () => now, {
     requestLogFlushMs: 20,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Middleware } from 'koa'
 import type { UsageCounter } from '../../accounts/usage.js'
+import type { Endpoint } from '../../api/endpoint.js'
 import type { Clock } from '../../clock.js'
 import type { RequestLog } from '../../stats/requestLog.js'
 import { pathBase } from '../pathBase.js'
@@ -37,6 +38,8 @@ export function requestContext(deps: {
   usage: UsageCounter
   log: RequestLog
   clock: Clock
+  /** The endpoint a method and path name, for a request refused before routing (401, 429). */
+  endpointOf: (method: string, path: string) => Endpoint | undefined
 }): Middleware<RequestState> {
   return async (ctx, next) => {
     const startedAt = deps.clock()
@@ -54,14 +57,17 @@ export function requestContext(deps: {
 
     // `on`, not `once`: a response closes once, and `once` would wrap the listener for every request.
     ctx.res.on('close', () => {
+      const { method, path } = ctx.request
+      const endpoint = ctx.state.endpoint ?? deps.endpointOf(method === 'HEAD' ? 'GET' : method, path)
       deps.log.record({
         requestId,
         at: startedAt,
         orgId: ctx.state.owner?.orgId ?? null,
         keyId: ctx.state.owner?.keyId ?? null,
-        method: ctx.request.method,
-        path: ctx.request.path.slice(0, 2048),
-        route: (ctx as { _matchedRoute?: string })._matchedRoute ?? null,
+        method,
+        path: path.slice(0, 2048),
+        route: endpoint?.path ?? null,
+        group: endpoint?.tag ?? null,
         status: ctx.response.status,
         durationMs: performance.now() - started,
         bytes: socket.bytesWritten - bytesBefore,

@@ -5,9 +5,10 @@ import { type Converted, fromFhirResource } from '../fhirResources.js'
 import type { BadRecord, CodeSystemRelease, ValueSetRecord } from '../model.js'
 import { writeCodeSystem, writeValueSet } from '../write.js'
 import { NotNuccError, readNuccCsv } from './nucc.js'
+import { UserError } from '../../userError.js'
 
 /** A fault that stops the whole import (a path or a file that cannot be read as a whole). */
-export class TerminologyImportError extends Error {
+export class TerminologyImportError extends UserError {
   override name = 'TerminologyImportError'
 }
 

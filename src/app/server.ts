@@ -1,0 +1,131 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { AppContext, DomainServing } from '../api/domain.js'
+import type { Endpoint } from '../api/endpoint.js'
+import type { Clock } from '../clock.js'
+import { type Config, withBoundPort } from '../config.js'
+import type { Db } from '../db/open.js'
+import { docsEndpoints } from '../docs/endpoints.js'
+import { fhirBaseEndpoints, type MetadataModes, withFormat } from '../fhir/endpoints.js'
+import { createApp } from '../http/app.js'
+import { answerClientErrors, MAX_HEADER_BYTES } from '../http/clientError.js'
+import type { Routes } from '../http/routes.js'
+import type { UpstreamTuning } from '../upstream/client.js'
+import { DOMAINS } from './domains.js'
+import { openStore } from './store.js'
+
+export interface RunningServer {
+  url: string
+  port: number
+  server: Server
+  /** The main database: accounts and domain data. */
+  db: Db
+  /** The live database (src/db/live.ts): usage counters, request log, keys' last use. */
+  live: Db
+  /** Every endpoint served, as routed. */
+  routes: Routes
+  /** Writes what is held in memory now: unsettled usage leases and buffered request records. */
+  flush(): Promise<void>
+  close(): Promise<void>
+}
+
+/** How long an idle kept-alive connection stays open. */
+export const KEEP_ALIVE_MS = 65_000
+
+/** What each domain serves, loaded once per process. */
+async function loadServings(): Promise<DomainServing[]> {
+  const servings = await Promise.all(DOMAINS.map((domain) => domain.serving?.()))
+  return servings.filter((serving) => serving !== undefined)
+}
+
+/**
+ * Every domain's state, made for this app and warmed up, and every endpoint served: the open pages, the FHIR
+ * base's own (with the domains' metadata modes), then each domain's.
+ */
+function composeEndpoints(servings: DomainServing[], app: AppContext): Endpoint[] {
+  const modes: MetadataModes = {}
+  const domainEndpoints: Endpoint[] = []
+  for (const serving of servings) {
+    const state = serving.createState(app)
+    serving.warmUp?.(state)
+    Object.assign(modes, serving.metadataModes?.(state))
+    domainEndpoints.push(...serving.endpoints(state))
+  }
+  return [...docsEndpoints, ...fhirBaseEndpoints(modes), ...domainEndpoints].map(withFormat)
+}
+
+/** Opens the store, starts the app on config.host:config.port and returns a handle that closes both. */
+export async function startServer(
+  config: Config,
+  clock: Clock,
+  options: {
+    requestLogFlushMs?: number
+    busyTimeoutMs?: number
+    upstream?: UpstreamTuning
+    batchBudgetMs?: number
+  } = {},
+): Promise<RunningServer> {
+  const servings = await loadServings()
+  const store = openStore(config, { busyTimeoutMs: options.busyTimeoutMs })
+  const { db, live } = store
+  // The usage counter waits for the live file's lock asynchronously; SQLite's busy handler would sleep
+  // with the event loop stopped (src/accounts/usage.ts).
+  live.pragma('busy_timeout = 0')
+  // Listen before building the app so links derived from a port-0 config name the bound port.
+  const server = createServer({
+    maxHeaderSize: MAX_HEADER_BYTES,
+    // Longer than the idle timeout of the proxies and load balancers in front (60 s is common), so that
+    // the server never closes a kept-alive connection just as the proxy sends a request on it.
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    headersTimeout: KEEP_ALIVE_MS + 1_000,
+  })
+  server.listen(config.port, config.host)
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  const effective = withBoundPort(config, port)
+  // From here to the request listener nothing waits: no request is read before the app can answer it.
+  const endpoints = composeEndpoints(servings, {
+    db,
+    config: effective,
+    clock,
+    upstream: options.upstream ?? {},
+  })
+  const app = createApp({
+    db,
+    live,
+    config: effective,
+    clock,
+    endpoints,
+    requestLog: { flushEveryMs: options.requestLogFlushMs, busyTimeoutMs: options.busyTimeoutMs },
+    usage: { busyTimeoutMs: options.busyTimeoutMs },
+    batchBudgetMs: options.batchBudgetMs,
+  })
+  app.requestLog.start()
+  app.usage.start()
+  server.on('request', app.koa.callback())
+  server.on('clientError', answerClientErrors({ log: app.requestLog, docsUrl: effective.docsUrl, clock }))
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    server,
+    db,
+    live,
+    routes: app.routes,
+    async flush() {
+      // The log first: once its flush resolves its thread holds no lock on the live file, and settling
+      // (on a connection that does not wait for the lock) cannot fail on SQLITE_BUSY because of it.
+      await app.requestLog.flush()
+      app.usage.settle()
+    },
+    async close() {
+      server.closeIdleConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      // The log's writer thread first, so that settling the leases does not wait for its lock.
+      await app.requestLog.stop()
+      await app.usage.stop().catch(() => undefined)
+      store.close()
+    },
+  }
+}

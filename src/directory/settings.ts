@@ -1,0 +1,26 @@
+import { z } from 'zod'
+import { defineSetting, milliseconds } from '../config.js'
+
+/** A remote FHIR directory base; unset: the imported release answers. */
+export const DIRECTORY_URL = defineSetting({
+  name: 'directoryUrl',
+  env: 'SVC_DIRECTORY_URL',
+  schema: z.url({ protocol: /^https?$/ }),
+})
+
+/** Sent to the remote directory as `Authorization: Bearer`; never logged. */
+export const DIRECTORY_API_KEY = defineSetting({
+  name: 'directoryApiKey',
+  env: 'SVC_DIRECTORY_API_KEY',
+  schema: z.string().min(1),
+})
+
+/** Per attempt against the remote directory. */
+export const DIRECTORY_TIMEOUT_MS = defineSetting({
+  name: 'directoryTimeoutMs',
+  env: 'SVC_DIRECTORY_TIMEOUT_MS',
+  schema: milliseconds(100, 60_000),
+  fallback: 10_000,
+})
+
+export const DIRECTORY_SETTINGS = [DIRECTORY_URL, DIRECTORY_API_KEY, DIRECTORY_TIMEOUT_MS]

@@ -1,0 +1,89 @@
+import type { ParamIssue } from '../../http/errors.js'
+import type { ParamSpec } from '../../api/params.js'
+
+/**
+ * A FHIR resource domain declares its store here: its resource types, and for each its search parameters.
+ * One declaration per search parameter drives its validation (and so /openapi.json and the
+ * CapabilityStatement), the index rows it derives from each resource at import, the store conditions of a
+ * search, and the form a remote FHIR server is asked it in.
+ */
+export interface StoreDeclaration {
+  /** Names its release bookkeeping table (`<name>_releases`) and its release files (`svc.<name>-<n>.db`). */
+  name: string
+  /** Prefix of its tables (`<prefix>_resource`, `<prefix>_token`, ...), in release files and the main file. */
+  prefix: string
+  types: readonly ResourceTypeDeclaration[]
+}
+
+export interface ResourceTypeDeclaration {
+  type: string
+  /** Its search, when it has one: a type may be read only. */
+  search?: SearchDeclaration
+}
+
+export interface SearchDeclaration {
+  params: Record<string, SearchParam>
+  /** Page sizes: 1..max, default when absent; larger values refused. */
+  count: { max: number; default: number }
+  /** Whether a local search answers with `total` (Practitioner searches never do). */
+  total: boolean
+  /** `_include` (and reverse include) values, by the value a caller sends. */
+  includes?: Record<string, IncludeDeclaration>
+}
+
+/**
+ * What an `_include` value adds: the resources the matches reference at `paths` (of type `target`), or,
+ * `reverse`, the resources of type `from` whose reference parameter `param` points at a match.
+ */
+export type IncludeDeclaration =
+  | { kind: 'forward'; paths: readonly string[]; target: string }
+  | { kind: 'reverse'; from: string; param: number }
+
+/** How a search parameter takes part in a search. */
+export type SearchRole =
+  /** May drive a search alone (at least one such is needed, or `page`). */
+  | { kind: 'criterion' }
+  /** Narrows a search; cannot stand alone. `of`: the criteria it narrows (default: any). */
+  | { kind: 'narrows'; of?: readonly string[] }
+  /** Shapes the answer (paging, `_include`, `_summary`), neither criterion nor narrower. */
+  | { kind: 'control' }
+
+export interface SearchParam {
+  spec: ParamSpec
+  role: SearchRole
+  /** The index rows it derives from each resource of its type, at import. */
+  index?: IndexDeclaration
+  /** The store conditions its checked value makes. */
+  criteria?(value: unknown, type: string): Criterion[]
+  /** Its checked value as a remote FHIR server is asked it: query values under the parameter's name. */
+  remote?(value: unknown): string[]
+  /**
+   * Among criteria of one kind, a lower priority is tried first to drive the scan (default 0): a parameter
+   * known to match few resources goes before one that matches many.
+   */
+  priority?: number
+  /** A fault a value passed its rule but cannot be used with (a reference to another server). */
+  check?(value: unknown, context: { baseUrl: string }): string | undefined
+}
+
+/**
+ * Where a parameter's values are in a resource: dotted paths whose steps may hold arrays (`name.given`).
+ * - token: each value an Identifier (system, value), CodeableConcept (its codings), Coding (system, code),
+ *   or a primitive code (no system); a number or a boolean is indexed as its canonical string form.
+ * - reference: each value a Reference naming a resource of `target` (relative, absolute or versioned).
+ * - text: the strings joined into one column of the type's full-text table.
+ */
+export type IndexDeclaration =
+  | { kind: 'token'; number: number; paths: readonly string[] }
+  | { kind: 'reference'; number: number; paths: readonly string[]; target: string }
+  | { kind: 'text'; column: string; paths: readonly string[] }
+
+/** One condition a match must meet; the most selective drives the scan, the others filter it. */
+export type Criterion =
+  | { kind: 'id'; type: string; id: string }
+  | { kind: 'token'; param: number; code: string; systems?: readonly string[] }
+  | { kind: 'ref'; param: number; target: string }
+  /** FTS5 query fragments on one column set of the type's full-text table; several join with AND. */
+  | { kind: 'text'; type: string; match: string }
+
+export type { ParamIssue }

@@ -1,0 +1,142 @@
+import type { ResourceTypeDeclaration } from './declaration.js'
+
+/** The index rows of one resource, derived at import; the resource itself is stored as published. */
+export interface IndexRows {
+  tokens: [param: number, system: string, code: string][]
+  refs: [param: number, target: string][]
+  /** One text per column of the type's full-text table, in its order; undefined when it has none. */
+  texts?: string[]
+}
+
+type Json = Record<string, unknown>
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+type Visit = (value: unknown) => void
+
+/** Visits a value, or each item of an array. */
+function each(value: unknown, visit: Visit): void {
+  if (Array.isArray(value)) for (const item of value) visit(item)
+  else if (value !== undefined && value !== null) visit(value)
+}
+
+/**
+ * A dotted path compiled once: it visits every value at the path, arrays flattened at each step, without
+ * building the lists in between (an import derives a few paths for each of millions of resources).
+ */
+function compilePath(path: string): (resource: Json, visit: Visit) => void {
+  const [first = '', ...rest] = path.split('.')
+  if (rest.length === 0) return (resource, visit) => each(resource[first], visit)
+  const inner = compilePath(rest.join('.'))
+  return (resource, visit) =>
+    each(resource[first], (value) => {
+      if (isObject(value)) inner(value, visit)
+    })
+}
+
+/**
+ * A string-typed primitive as the publisher meant it: a number or a boolean where R4 has a string is read as
+ * its canonical string form (`426637` → "426637"), so a search finds what the published bytes say.
+ */
+function primitiveText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value)
+  if (typeof value === 'boolean') return String(value)
+  return undefined
+}
+
+const referencePatterns = new Map<string, RegExp>()
+
+/** The id a Reference points at when it names `type` (relative, absolute or versioned). */
+export function referencedId(reference: unknown, type: string): string | undefined {
+  const value = isObject(reference) ? reference.reference : undefined
+  if (typeof value !== 'string') return undefined
+  let pattern = referencePatterns.get(type)
+  if (!pattern) {
+    pattern = new RegExp(`(?:^|/)${type}/([A-Za-z0-9\\-.]{1,64})(?:/_history/[^/]*)?$`)
+    referencePatterns.set(type, pattern)
+  }
+  return pattern.exec(value)?.[1]
+}
+
+/** The (system, code) pairs a token value holds: an Identifier, a CodeableConcept, a Coding or a code. */
+function tokensOf(value: unknown): [string, string][] {
+  if (!isObject(value)) {
+    const code = primitiveText(value)
+    return code === undefined || code === '' ? [] : [['', code]]
+  }
+  if (Array.isArray(value.coding)) return value.coding.flatMap((coding) => tokensOf(coding))
+  const code = primitiveText('value' in value ? value.value : value.code)
+  if (code === undefined || code === '') return []
+  return [[typeof value.system === 'string' ? value.system : '', code]]
+}
+
+type Extractor = (resource: Json, rows: IndexRows) => void
+
+/** Each row once: a resource has a handful, so a scan beats building a key per row for a Set. */
+function addToken(rows: IndexRows, param: number, system: string, code: string): void {
+  if (rows.tokens.some(([p, s, c]) => p === param && s === system && c === code)) return
+  rows.tokens.push([param, system, code])
+}
+
+function addRef(rows: IndexRows, param: number, target: string): void {
+  if (rows.refs.some(([p, t]) => p === param && t === target)) return
+  rows.refs.push([param, target])
+}
+
+/** A resource type's index: its extractors, compiled once from its search parameters, and its text columns. */
+export interface TypeIndex {
+  /** The columns of its full-text table, in order; empty when it has no text search. */
+  textColumns: string[]
+  derive(resource: Json): IndexRows
+}
+
+export function compileTypeIndex(declaration: ResourceTypeDeclaration): TypeIndex {
+  const extractors: Extractor[] = []
+  const textColumns: string[] = []
+  const textPaths: ((resource: Json, visit: Visit) => void)[][] = []
+  for (const param of Object.values(declaration.search?.params ?? {})) {
+    const index = param.index
+    if (!index) continue
+    const paths = index.paths.map(compilePath)
+    if (index.kind === 'token') {
+      extractors.push((resource, rows) => {
+        const add = (value: unknown) => {
+          for (const [system, code] of tokensOf(value)) addToken(rows, index.number, system, code)
+        }
+        for (const visitPath of paths) visitPath(resource, add)
+      })
+    } else if (index.kind === 'reference') {
+      extractors.push((resource, rows) => {
+        const add = (value: unknown) => {
+          const target = referencedId(value, index.target)
+          if (target !== undefined) addRef(rows, index.number, target)
+        }
+        for (const visitPath of paths) visitPath(resource, add)
+      })
+    } else if (!textColumns.includes(index.column)) {
+      textColumns.push(index.column)
+      textPaths.push(paths)
+    }
+  }
+  return {
+    textColumns,
+    derive(resource) {
+      const rows: IndexRows = { tokens: [], refs: [] }
+      for (const extract of extractors) extract(resource, rows)
+      if (textColumns.length > 0) {
+        rows.texts = textPaths.map((paths) => {
+          const texts: string[] = []
+          const add = (value: unknown) => {
+            const text = primitiveText(value)
+            if (text !== undefined) texts.push(text)
+          }
+          for (const visitPath of paths) visitPath(resource, add)
+          return texts.join(' ; ')
+        })
+      }
+      return rows
+    },
+  }
+}

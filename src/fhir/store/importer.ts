@@ -1,0 +1,335 @@
+import { rmSync } from 'node:fs'
+import type { Db } from '../../db/open.js'
+import { decoded, type ImportSource, linesOf, SourceError } from '../../ingest/sources.js'
+import { UserError } from '../../userError.js'
+import { releaseFileName, releasePath, releasesTable } from './releases.js'
+import { ReleaseWriter } from './releaseWriter.js'
+import type { StoreLayout } from './schema.js'
+import { ID_PATTERN } from './searchParams.js'
+
+export interface ImportProblem {
+  source: string
+  /** 1-based line of an NDJSON file, or entry of a Bundle. */
+  line: number
+  message: string
+}
+
+export interface ImportProgress {
+  source: string
+  records: number
+  imported: number
+  skipped: number
+}
+
+export interface ImportSummary<Type extends string = string> {
+  release: number
+  /** Per type the store holds: records stored and records skipped as bad. */
+  types: Record<Type, { imported: number; skipped: number }>
+  /** Resources of other types, counted and left out. */
+  ignored: Record<string, number>
+  imported: number
+  skipped: number
+  /** The first MAX_KEPT_PROBLEMS problems found, in source and line order; `skipped` counts them all. */
+  problems: ImportProblem[]
+  durationMs: number
+}
+
+export interface ImportOptions {
+  onProblem?: (problem: ImportProblem) => void
+  onProgress?: (progress: ImportProgress) => void
+  /** Records per batch handed to the thread that writes the release file. */
+  batchSize?: number
+  now?: () => number
+}
+
+export class ImportError extends UserError {
+  override name = 'ImportError'
+}
+
+const MAX_KEPT_PROBLEMS = 1000
+const PROGRESS_EVERY = 20_000
+
+/** Whose process is alive: a loading release of a dead process is debris to clear, not an import to wait for. */
+function alive(pid: number | null): boolean {
+  if (pid === null) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Files of releases no longer served. Where one is still open (Windows), a later import tries again. */
+function removeOldFiles(db: Db, releases: string): void {
+  const files = db
+    .prepare(`SELECT file FROM ${releases} WHERE file IS NOT NULL AND state IN ('replaced', 'failed')`)
+    .pluck()
+    .all() as string[]
+  for (const file of files) {
+    try {
+      rmSync(releasePath(db.name, file), { force: true })
+    } catch {
+      // kept for the next import
+    }
+  }
+}
+
+/** Imports that died midway: their release goes to failed and its file (or, before files, tables) away. */
+function clearDebris(db: Db, layout: StoreLayout): void {
+  const releases = releasesTable(layout.declaration.name)
+  const loading = db.prepare(`SELECT id, pid, file FROM ${releases} WHERE state = 'loading'`).all() as {
+    id: number
+    pid: number | null
+    file: string | null
+  }[]
+  for (const release of loading) {
+    if (release.pid !== process.pid && alive(release.pid)) continue
+    if (release.file === null) {
+      for (const table of layout.tables) db.exec(`DROP TABLE IF EXISTS ${table}__r${release.id}`)
+    }
+    db.prepare(`UPDATE ${releases} SET state = 'failed' WHERE id = ?`).run(release.id)
+  }
+  removeOldFiles(db, releases)
+}
+
+/** A record as the source gives it: validated, typed, or the reason it is skipped. */
+type Checked =
+  | { kind: 'resource'; type: string; id: string; parsed: Record<string, unknown> }
+  | { kind: 'ignored'; type: string }
+  | { kind: 'bad'; message: string }
+
+function check(layout: StoreLayout, parsed: unknown): Checked {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { kind: 'bad', message: 'not a JSON object' }
+  }
+  const resource = parsed as Record<string, unknown>
+  const type = resource.resourceType
+  if (typeof type !== 'string' || type === '') return { kind: 'bad', message: 'no resourceType' }
+  if (!layout.indexes.has(type)) return { kind: 'ignored', type }
+  const id = resource.id
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+    return { kind: 'bad', message: `${type}.id ${JSON.stringify(id)} does not match ${ID_PATTERN.source}` }
+  }
+  return { kind: 'resource', type, id, parsed: resource }
+}
+
+/**
+ * Imports one release of a store from its sources into a new file of its own, then makes it the live one in a
+ * single commit of the main file. This thread reads, parses and derives; a second one writes the file (see
+ * BulkLoader), so each has a core. Any failure leaves the previous release serving and removes the new file.
+ */
+export async function importRelease(
+  db: Db,
+  layout: StoreLayout,
+  sources: readonly ImportSource[],
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  const now = options.now ?? Date.now
+  const started = now()
+  const store = layout.declaration.name
+  const releases = releasesTable(store)
+  clearDebris(db, layout)
+  const release = db
+    .transaction(() => {
+      const id = Number(
+        db
+          .prepare(`INSERT INTO ${releases} (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)`)
+          .run(
+            process.pid,
+            new Date(started).toISOString(),
+            JSON.stringify(sources.map((source) => source.name)),
+          ).lastInsertRowid,
+      )
+      db.prepare(`UPDATE ${releases} SET file = ? WHERE id = ?`).run(releaseFileName(db.name, store, id), id)
+      return id
+    })
+    .immediate()
+  const types: ImportSummary['types'] = Object.fromEntries(
+    layout.declaration.types.map(({ type }) => [type, { imported: 0, skipped: 0 }]),
+  )
+  const ignored: Record<string, number> = {}
+  const problems: (ImportProblem & { order: number })[] = []
+  const sourceOrder = new Map(sources.map((source, index) => [source.name, index]))
+  let skipped = 0
+  let imported = 0
+  let records = 0
+
+  const problem = (source: string, line: number, message: string, type?: string) => {
+    skipped++
+    if (type) (types[type] as { skipped: number }).skipped++
+    const found = { source, line, message }
+    if (problems.length < MAX_KEPT_PROBLEMS) problems.push({ ...found, order: sourceOrder.get(source) ?? 0 })
+    options.onProblem?.(found)
+  }
+
+  const writer = new ReleaseWriter(
+    releasePath(db.name, releaseFileName(db.name, store, release)),
+    layout,
+    options.batchSize ?? 2_000,
+  )
+  try {
+    /**
+     * One record, its text being `data[start, end)` (parsed here unless given); a promise to await before the
+     * next when the writer is behind.
+     */
+    const take: Take = (source, line, data, start, end, given) => {
+      records++
+      let parsed = given
+      if (parsed === undefined) {
+        try {
+          parsed = JSON.parse(data.toString('utf8', start, end))
+        } catch (error) {
+          problem(source, line, `not valid JSON (${(error as Error).message})`)
+          return undefined
+        }
+      }
+      const checked = check(layout, parsed)
+      if (checked.kind === 'bad') {
+        problem(source, line, checked.message)
+        return undefined
+      }
+      if (checked.kind === 'ignored') {
+        ignored[checked.type] = (ignored[checked.type] ?? 0) + 1
+        return undefined
+      }
+      imported++
+      ;(types[checked.type] as { imported: number }).imported++
+      return writer.add(
+        checked.type,
+        checked.id,
+        checked.parsed,
+        { source: sourceOrder.get(source) ?? 0, line },
+        { data, start, end },
+      )
+    }
+
+    for (const source of sources) {
+      const stream = await decoded(await source.open())
+      const report = () => options.onProgress?.({ source: source.name, records, imported, skipped })
+      if (source.format === 'json') {
+        await readDocument(stream, source.name, take, problem)
+      } else {
+        for await (const { first, data, bounds } of linesOf(stream)) {
+          for (let at = 0; at < bounds.length; at += 2) {
+            const start = bounds[at] as number
+            const end = bounds[at + 1] as number
+            if (isBlank(data, start, end)) continue
+            const behind = take(source.name, first + at / 2, data, start, end)
+            if (behind) await behind
+            if (records % PROGRESS_EVERY === 0) report()
+          }
+        }
+      }
+      report()
+    }
+    if (imported === 0) throw new ImportError(`The sources hold no ${store} resources; nothing changed`)
+    await writer.finish((duplicate) => {
+      imported--
+      ;(types[duplicate.type] as { imported: number }).imported--
+      problem(
+        (sources[duplicate.source] as ImportSource).name,
+        duplicate.line,
+        `duplicate ${duplicate.type}/${duplicate.id}: the release already holds it`,
+        duplicate.type,
+      )
+    })
+
+    problems.sort((a, b) => a.order - b.order || a.line - b.line)
+    const summary: ImportSummary = {
+      release,
+      types,
+      ignored,
+      imported,
+      skipped,
+      problems: problems.map(({ order: _, ...found }) => found),
+      durationMs: now() - started,
+    }
+    goLive(db, layout, release, summary, now)
+    removeOldFiles(db, releases)
+    return summary
+  } catch (error) {
+    await writer.abort()
+    try {
+      db.prepare(`UPDATE ${releases} SET state = 'failed', finished_at = ? WHERE id = ?`).run(
+        new Date(now()).toISOString(),
+        release,
+      )
+    } catch {
+      // The main file is locked (what failed may be going live): the next import clears it as debris.
+    }
+    if (error instanceof ImportError || error instanceof SourceError) throw error
+    throw new ImportError(`Import failed, the previous ${store} is kept: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * One commit of the main file names the new release active; every reader attaches its file from then on
+ * (see store.ts). Tables of a release imported before releases had files of their own go with it.
+ */
+function goLive(
+  db: Db,
+  layout: StoreLayout,
+  release: number,
+  summary: ImportSummary,
+  now: () => number,
+): void {
+  const releases = releasesTable(layout.declaration.name)
+  db.transaction(() => {
+    for (const table of layout.tables) db.exec(`DROP TABLE IF EXISTS main.${table}`)
+    db.prepare(`UPDATE ${releases} SET state = 'replaced' WHERE state = 'active'`).run()
+    db.prepare(`UPDATE ${releases} SET state = 'active', finished_at = ?, summary = ? WHERE id = ?`).run(
+      new Date(now()).toISOString(),
+      JSON.stringify({ types: summary.types, ignored: summary.ignored, skipped: summary.skipped }),
+      release,
+    )
+  }).immediate()
+}
+
+type Take = (
+  source: string,
+  line: number,
+  data: Buffer,
+  start: number,
+  end: number,
+  parsed?: unknown,
+) => Promise<void> | undefined
+
+/** Spaces, tabs and CRs only (a blank line of NDJSON, skipped). */
+function isBlank(data: Buffer, start: number, end: number): boolean {
+  for (let at = start; at < end; at++) {
+    const byte = data[at]
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false
+  }
+  return true
+}
+
+/** A whole JSON document: one resource, or a Bundle whose entries' resources are taken (numbered from 1). */
+async function readDocument(
+  stream: AsyncIterable<Buffer>,
+  source: string,
+  take: Take,
+  problem: (source: string, line: number, message: string) => void,
+): Promise<void> {
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(chunk)
+  const whole = Buffer.concat(chunks)
+  let document: unknown
+  try {
+    document = JSON.parse(whole.toString('utf8'))
+  } catch (error) {
+    throw new SourceError(`${source}: not a valid JSON document (${(error as Error).message})`)
+  }
+  const bundle = document as { resourceType?: unknown; entry?: unknown }
+  if (bundle?.resourceType !== 'Bundle') return take(source, 1, whole, 0, whole.length, document)
+  const entries = Array.isArray(bundle.entry) ? bundle.entry : []
+  for (const [index, entry] of entries.entries()) {
+    const resource = (entry as { resource?: unknown } | null)?.resource
+    if (resource === undefined) {
+      problem(source, index + 1, 'Bundle entry without a resource')
+      continue
+    }
+    const json = Buffer.from(JSON.stringify(resource))
+    await take(source, index + 1, json, 0, json.length, resource)
+  }
+}

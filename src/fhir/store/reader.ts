@@ -1,0 +1,247 @@
+import { existsSync, statSync, unlinkSync } from 'node:fs'
+import Database from 'better-sqlite3'
+import type { Db } from '../../db/open.js'
+import type { Criterion } from './declaration.js'
+import { type ActiveRelease, activeRelease, releasePath } from './releases.js'
+import type { StoreLayout } from './schema.js'
+
+/** Which criterion drives the scan: the most selective kind first. */
+const RANK: Record<Criterion['kind'], number> = { id: 0, token: 1, ref: 2, text: 3 }
+
+interface Sql {
+  text: string
+  args: unknown[]
+}
+
+const marks = (count: number) => Array.from({ length: count }, () => '?').join(', ')
+
+/** Text criteria on one type's full-text table are one MATCH: their fragments joined with AND. */
+function mergeTexts(criteria: readonly Criterion[]): Criterion[] {
+  const merged: Criterion[] = []
+  for (const criterion of criteria) {
+    if (criterion.kind !== 'text') {
+      merged.push(criterion)
+      continue
+    }
+    const same = merged.findIndex((known) => known.kind === 'text' && known.type === criterion.type)
+    const known = merged[same]
+    if (known?.kind === 'text') merged[same] = { ...known, match: `${known.match} AND ${criterion.match}` }
+    else merged.push(criterion)
+  }
+  return merged
+}
+
+function textTable(layout: StoreLayout, type: string): string {
+  const text = layout.textTables.get(type)
+  if (!text) throw new Error(`${type} has no full-text table`)
+  return text.table
+}
+
+/** The scan for the driving criterion in schema `s`: a `rid` column in ascending order, ready for `rid > ?`. */
+function driver(
+  layout: StoreLayout,
+  s: string,
+  criterion: Criterion,
+): { from: string; rid: string; args: unknown[]; distinct: boolean } {
+  switch (criterion.kind) {
+    case 'id':
+      return {
+        from: `${s}.${layout.resource} d WHERE d.type = ? AND d.id = ?`,
+        rid: 'd.rid',
+        args: [criterion.type, criterion.id],
+        distinct: false,
+      }
+    case 'token':
+      return {
+        from: `${s}.${layout.token} d WHERE d.param = ? AND d.code = ?${criterion.systems ? ` AND d.system IN (${marks(criterion.systems.length)})` : ''}`,
+        rid: 'd.rid',
+        args: [criterion.param, criterion.code, ...(criterion.systems ?? [])],
+        distinct: true,
+      }
+    case 'ref':
+      return {
+        from: `${s}.${layout.ref} d WHERE d.param = ? AND d.target = ?`,
+        rid: 'd.rid',
+        args: [criterion.param, criterion.target],
+        distinct: true,
+      }
+    case 'text': {
+      const table = textTable(layout, criterion.type)
+      return {
+        from: `${s}.${table} WHERE ${table} MATCH ?`,
+        rid: `${table}.rowid`,
+        args: [criterion.match],
+        distinct: false,
+      }
+    }
+  }
+}
+
+function filter(layout: StoreLayout, s: string, criterion: Criterion, rid: string): Sql {
+  switch (criterion.kind) {
+    case 'id':
+      return {
+        text: `EXISTS (SELECT 1 FROM ${s}.${layout.resource} x WHERE x.rid = ${rid} AND x.type = ? AND x.id = ?)`,
+        args: [criterion.type, criterion.id],
+      }
+    case 'token':
+      return {
+        text: `EXISTS (SELECT 1 FROM ${s}.${layout.token} x WHERE x.param = ? AND x.code = ? AND x.rid = ${rid}${criterion.systems ? ` AND x.system IN (${marks(criterion.systems.length)})` : ''})`,
+        args: [criterion.param, criterion.code, ...(criterion.systems ?? [])],
+      }
+    case 'ref':
+      return {
+        text: `EXISTS (SELECT 1 FROM ${s}.${layout.ref} x WHERE x.param = ? AND x.target = ? AND x.rid = ${rid})`,
+        args: [criterion.param, criterion.target],
+      }
+    case 'text': {
+      const table = textTable(layout, criterion.type)
+      return {
+        text: `${rid} IN (SELECT rowid FROM ${s}.${table} WHERE ${table} MATCH ?)`,
+        args: [criterion.match],
+      }
+    }
+  }
+}
+
+/** Matching rids in ascending order: `SELECT rid … WHERE <driver> AND <filters> [AND rid > ?]`. */
+function matchSql(
+  layout: StoreLayout,
+  s: string,
+  criteria: readonly Criterion[],
+): { select: string; rid: string; args: unknown[] } {
+  const [first, ...rest] = mergeTexts(criteria).sort((a, b) => RANK[a.kind] - RANK[b.kind])
+  if (!first) throw new Error('a search needs at least one criterion')
+  const scan = driver(layout, s, first)
+  const filters = rest.map((criterion) => filter(layout, s, criterion, scan.rid))
+  return {
+    select: `SELECT ${scan.distinct ? 'DISTINCT ' : ''}${scan.rid} AS rid FROM ${scan.from}${filters.map((f) => ` AND ${f.text}`).join('')}`,
+    rid: scan.rid,
+    args: [...scan.args, ...filters.flatMap((f) => f.args)],
+  }
+}
+
+export interface StoredResource {
+  rid: number
+  resource: Record<string, unknown>
+}
+
+/**
+ * Read-side queries on a store's live release. Each release is a file of its own (see importer.ts), attached
+ * to the main connection; a release imported before that lives in the main file's tables, read instead.
+ */
+export class ReleaseReader {
+  #generation = -1
+  /** The release served, the file attached for it (null: the main file's tables) and the schema to read. */
+  #release = 0
+  #attached: string | null = null
+  #schema = 'main'
+  /** The schema a release file is attached as, on this connection. */
+  readonly #attachAs: string
+
+  constructor(
+    private readonly db: Db,
+    private readonly layout: StoreLayout,
+  ) {
+    this.#attachAs = `${layout.declaration.prefix}_release`
+  }
+
+  /**
+   * Runs several reads on one release. Whenever the main file may have changed (changeGeneration), the
+   * release named active there is looked up first, and attached in place of the previous one if it is new:
+   * a running server serves a release from the request after it goes live, with no restart.
+   */
+  snapshot<T>(read: () => T): T {
+    this.#follow()
+    return this.db.transaction(read)()
+  }
+
+  /** The release served (0 before any import); cursors name it so a reload is noticed. */
+  release(): number {
+    return this.#release
+  }
+
+  #follow(): void {
+    const generation = this.db.changeGeneration()
+    // ATTACH cannot run inside a transaction: the release in place serves until the next call outside one.
+    if (generation === this.#generation || this.db.inTransaction) return
+    const active = activeRelease(this.db, this.layout.declaration.name)
+    if (active?.id !== this.#release || (active?.file ?? null) !== this.#attached) this.#serve(active)
+    this.#generation = generation
+  }
+
+  #serve(active: ActiveRelease | undefined): void {
+    if (this.#attached !== null) this.db.exec(`DETACH DATABASE ${this.#attachAs}`)
+    this.#attached = null
+    this.#schema = 'main'
+    this.#release = active?.id ?? 0
+    if (!active?.file) return
+    const path = releasePath(this.db.name, active.file)
+    // ATTACH makes an empty database where there is no file: a missing release must not become one.
+    const missing = () =>
+      new Database.SqliteError(
+        `The ${this.layout.declaration.name} release file ${path} is missing`,
+        'SQLITE_CANTOPEN',
+      )
+    if (!existsSync(path)) throw missing()
+    this.db.prepare(`ATTACH DATABASE ? AS ${this.#attachAs}`).run(path)
+    const holds = this.db
+      .prepare(`SELECT count(*) FROM ${this.#attachAs}.sqlite_schema WHERE name = ?`)
+      .pluck()
+      .get(this.layout.resource)
+    if (holds !== 1) {
+      // It went between the check and the ATTACH (a newer import removed it): undo, and look again next time.
+      this.db.exec(`DETACH DATABASE ${this.#attachAs}`)
+      if (statSync(path, { throwIfNoEntry: false })?.size === 0) unlinkSync(path)
+      throw missing()
+    }
+    this.#attached = active.file
+    this.#schema = this.#attachAs
+  }
+
+  read(type: string, id: string): Record<string, unknown> | undefined {
+    const json = this.db
+      .statement(`SELECT json FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`)
+      .pluck()
+      .get(type, id)
+    return typeof json === 'string' ? (JSON.parse(json) as Record<string, unknown>) : undefined
+  }
+
+  /** Up to `limit` matches after rid `after`, in rid order (stable for keyset paging). */
+  page(criteria: readonly Criterion[], after: number, limit: number): StoredResource[] {
+    const sql = matchSql(this.layout, this.#schema, criteria)
+    // `? + 0`: a bare LIMIT parameter is planned as a constant, so each run would plan the statement again.
+    const rids = this.db
+      .statement(`${sql.select} AND ${sql.rid} > ? ORDER BY ${sql.rid} LIMIT ? + 0`)
+      .pluck()
+      .all(...sql.args, after, limit) as number[]
+    return rids.map((rid) => ({ rid, resource: this.#byRid(rid) }))
+  }
+
+  count(criteria: readonly Criterion[]): number {
+    const sql = matchSql(this.layout, this.#schema, criteria)
+    return this.db
+      .statement(`SELECT count(*) FROM (${sql.select})`)
+      .pluck()
+      .get(...sql.args) as number
+  }
+
+  /** The resources whose reference parameter `param` points at `target`, for a reverse `_include`. */
+  referencing(param: number, target: string): Record<string, unknown>[] {
+    const rids = this.db
+      .statement(
+        `SELECT rid FROM ${this.#schema}.${this.layout.ref} WHERE param = ? AND target = ? ORDER BY rid`,
+      )
+      .pluck()
+      .all(param, target) as number[]
+    return rids.map((rid) => this.#byRid(rid))
+  }
+
+  #byRid(rid: number): Record<string, unknown> {
+    const json = this.db
+      .statement(`SELECT json FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`)
+      .pluck()
+      .get(rid) as string
+    return JSON.parse(json) as Record<string, unknown>
+  }
+}

@@ -1,0 +1,175 @@
+import { BulkLoader, type LoadOps, type LoadStatement } from '../../db/bulkLoader.js'
+import {
+  deleteDuplicatesSql,
+  duplicatesSql,
+  releaseIndexesSql,
+  releaseKeySql,
+  releaseTablesSql,
+  type StoreLayout,
+} from './schema.js'
+
+/** A resource the release already held: its type and id, and where it came from. */
+export interface Duplicate {
+  type: string
+  id: string
+  /** The source's position in the import's list. */
+  source: number
+  line: number
+}
+
+/** Bounded, so memory stays flat whatever the release size. */
+const LOAD_CACHE_KIB = 32 * 1024
+/** As the main file's (see db/open.ts): resources are 1.5-3 KB of JSON each. */
+const PAGE_SIZE = 16_384
+/**
+ * A batch goes to the writing thread at this many bytes of resources, if not at its record count before:
+ * a few hundred records, enough to make the message's cost small, few enough that what is in flight is too.
+ */
+const BATCH_BYTES = 1 << 20
+/** Batches handed to the writing thread and not yet written: two keep it busy while this thread parses. */
+const MAX_IN_FLIGHT = 2
+/** Duplicates read back at a time, so that a release imported twice over does not come back in one message. */
+const DUPLICATES_PAGE = 10_000
+
+/** The release file's inserts, by index: resource, token, reference, then one per full-text table. */
+const RESOURCE = 0
+const TOKEN = 1
+const REF = 2
+
+function statementsOf(layout: StoreLayout): {
+  statements: LoadStatement[]
+  textStatement: Map<string, number>
+} {
+  const statements: LoadStatement[] = [
+    {
+      sql: `INSERT INTO ${layout.resource} (rid, type, id, json, source, line) VALUES (?, ?, ?, CAST(? AS TEXT), ?, ?)`,
+      bytes: 3,
+    },
+    { sql: `INSERT INTO ${layout.token} (param, system, code, rid) VALUES (?, ?, ?, ?)` },
+    { sql: `INSERT INTO ${layout.ref} (param, target, rid) VALUES (?, ?, ?)` },
+  ]
+  const textStatement = new Map<string, number>()
+  for (const [type, { table, columns }] of layout.textTables) {
+    textStatement.set(type, statements.length)
+    statements.push({
+      sql: `INSERT INTO ${table} (rowid, ${columns.join(', ')}) VALUES (?, ${columns.map(() => '?').join(', ')})`,
+    })
+  }
+  return { statements, textStatement }
+}
+
+/**
+ * Writes one release's file: resources as their source's bytes, with the search rows derived from them, in
+ * batches to a BulkLoader thread, at most MAX_IN_FLIGHT ahead of it. The release holds each type and id once:
+ * the first to come; finish() reports the others (`onDuplicate`) and leaves them out.
+ */
+export class ReleaseWriter {
+  readonly #loader: BulkLoader
+  readonly #textStatement: Map<string, number>
+  #ops: LoadOps = []
+  #bytes = Buffer.allocUnsafeSlow(BATCH_BYTES)
+  #used = 0
+  #records = 0
+  #rid = 0
+  readonly #inFlight: Promise<void>[] = []
+  #failure: Error | undefined
+
+  constructor(
+    path: string,
+    private readonly layout: StoreLayout,
+    private readonly batchSize: number,
+  ) {
+    const { statements, textStatement } = statementsOf(layout)
+    this.#textStatement = textStatement
+    this.#loader = new BulkLoader(path, {
+      schema: releaseTablesSql(layout),
+      statements,
+      pageSize: PAGE_SIZE,
+      cacheKib: LOAD_CACHE_KIB,
+    })
+  }
+
+  /**
+   * Adds one resource of `type` and `id` from line `line` of source number `source`, its text being the
+   * bytes `data[start, end)`. Returns a promise, to await before the next, when that filled a batch and the
+   * writing thread is MAX_IN_FLIGHT behind.
+   */
+  add(
+    type: string,
+    id: string,
+    resource: Record<string, unknown>,
+    origin: { source: number; line: number },
+    text: { data: Uint8Array; start: number; end: number },
+  ): Promise<void> | undefined {
+    const length = text.end - text.start
+    if (this.#used + length > this.#bytes.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(this.#bytes.length * 2, this.#used + length))
+      this.#bytes.copy(grown, 0, 0, this.#used)
+      this.#bytes = grown
+    }
+    this.#bytes.set(text.data.subarray(text.start, text.end), this.#used)
+    const rid = ++this.#rid
+    const ops = this.#ops
+    ops.push(RESOURCE, 7, rid, type, id, this.#used, this.#used + length, origin.source, origin.line)
+    this.#used += length
+    const rows = this.layout.indexes.get(type)?.derive(resource)
+    if (rows) {
+      for (const [param, system, code] of rows.tokens) ops.push(TOKEN, 4, param, system, code, rid)
+      for (const [param, target] of rows.refs) ops.push(REF, 3, param, target, rid)
+      if (rows.texts)
+        ops.push(this.#textStatement.get(type) as number, rows.texts.length + 1, rid, ...rows.texts)
+    }
+    this.#records++
+    return this.#records >= this.batchSize || this.#used >= BATCH_BYTES ? this.#send() : undefined
+  }
+
+  /**
+   * Writes what is left, removes duplicates (each passed to `onDuplicate`, in the order they came), builds
+   * the indexes, closes and syncs the file. Resolves with the number of duplicates removed.
+   */
+  async finish(onDuplicate: (duplicate: Duplicate) => void): Promise<number> {
+    await this.#send()
+    await Promise.all(this.#inFlight)
+    if (this.#failure) throw this.#failure
+    const loader = this.#loader
+    await loader.loaded()
+    await loader.exec(releaseKeySql(this.layout))
+    await loader.exec(duplicatesSql(this.layout))
+    let duplicates = 0
+    for (;;) {
+      const page = await loader.all<Duplicate>(
+        'SELECT type, id, source, line FROM temp.duplicate WHERE rowid > ? ORDER BY rowid LIMIT ?',
+        [duplicates, DUPLICATES_PAGE],
+      )
+      for (const duplicate of page) onDuplicate(duplicate)
+      duplicates += page.length
+      if (page.length < DUPLICATES_PAGE) break
+    }
+    if (duplicates > 0) await loader.exec(deleteDuplicatesSql(this.layout))
+    await loader.exec(releaseIndexesSql(this.layout))
+    await loader.close()
+    return duplicates
+  }
+
+  /** Stops writing and removes the file. */
+  async abort(): Promise<void> {
+    await Promise.all(this.#inFlight)
+    await this.#loader.abort()
+  }
+
+  async #send(): Promise<void> {
+    if (this.#records > 0) {
+      this.#inFlight.push(
+        this.#loader.write(this.#ops, this.#bytes.subarray(0, this.#used)).catch((error: Error) => {
+          this.#failure ??= error
+        }),
+      )
+      this.#ops = []
+      this.#bytes = Buffer.allocUnsafeSlow(BATCH_BYTES)
+      this.#used = 0
+      this.#records = 0
+    }
+    if (this.#inFlight.length > MAX_IN_FLIGHT) await this.#inFlight.shift()
+    if (this.#failure) throw this.#failure
+  }
+}

@@ -1,0 +1,102 @@
+import type { StoreDeclaration } from './declaration.js'
+import { compileTypeIndex, type TypeIndex } from './derive.js'
+
+/** A store's tables and each type's compiled index, worked out once from its declaration. */
+export interface StoreLayout {
+  declaration: StoreDeclaration
+  resource: string
+  token: string
+  ref: string
+  /** Types with a full-text table: the table's name and columns. */
+  textTables: Map<string, { table: string; columns: string[] }>
+  indexes: Map<string, TypeIndex>
+  /** Every table of a release, the resource table first. */
+  tables: string[]
+}
+
+export function storeLayout(declaration: StoreDeclaration): StoreLayout {
+  const { prefix } = declaration
+  const indexes = new Map(declaration.types.map((type) => [type.type, compileTypeIndex(type)]))
+  const textTables = new Map<string, { table: string; columns: string[] }>()
+  for (const [type, index] of indexes) {
+    if (index.textColumns.length > 0)
+      textTables.set(type, { table: `${prefix}_name_${type.toLowerCase()}`, columns: index.textColumns })
+  }
+  const resource = `${prefix}_resource`
+  const token = `${prefix}_token`
+  const ref = `${prefix}_ref`
+  return {
+    declaration,
+    resource,
+    token,
+    ref,
+    textTables,
+    indexes,
+    tables: [resource, token, ref, ...[...textTables.values()].map(({ table }) => table)],
+  }
+}
+
+/**
+ * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
+ * where each resource came from, to report a duplicate. Release files are never altered once built: a change
+ * here applies to releases imported from then on, so the reader must still read files of the previous shape
+ * (or the change must ask for a re-import).
+ */
+export function releaseTablesSql(layout: StoreLayout): string {
+  const texts = [...layout.textTables.values()].map(
+    ({ table, columns }) =>
+      // contentless: the resource JSON is the content; contentless_delete, so that a duplicate can go;
+      // unicode61 folds case and diacritics; 2- and 3-character prefix indexes keep short prefix queries
+      // from merging thousands of terms
+      `CREATE VIRTUAL TABLE ${table} USING fts5(${columns.join(', ')}, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2', prefix='2 3');`,
+  )
+  return `
+    CREATE TABLE ${layout.resource} (
+      rid INTEGER PRIMARY KEY,
+      type TEXT NOT NULL,
+      id TEXT NOT NULL,
+      json TEXT NOT NULL,
+      source INTEGER NOT NULL,
+      line INTEGER NOT NULL
+    );
+    CREATE TABLE ${layout.token} (param INTEGER NOT NULL, code TEXT NOT NULL, system TEXT NOT NULL, rid INTEGER NOT NULL);
+    CREATE TABLE ${layout.ref} (param INTEGER NOT NULL, target TEXT NOT NULL, rid INTEGER NOT NULL);
+    ${texts.join('\n    ')}
+  `
+}
+
+/**
+ * The (type, id) key, built once the rows are in: one sorted build, where keeping it during the load costs a
+ * random B-tree insert per record once it outgrows the cache (a national release's ids come in no particular
+ * order). Not UNIQUE: building that would fail on a duplicate, and undoing a failed statement needs a journal
+ * the load goes without. The duplicates query finds them through it; once they are gone it is unique.
+ */
+export const releaseKeySql = (layout: StoreLayout) =>
+  `CREATE INDEX ${layout.resource}_key ON ${layout.resource} (type, id)`
+
+/**
+ * Into temp.duplicate, in the order they came: every resource after the first of its type and id. The scan
+ * reads the key alone (it covers type, id and rid); rows are read only for the duplicates.
+ */
+export const duplicatesSql = ({ resource }: StoreLayout) => `
+  CREATE TEMP TABLE duplicate AS
+  SELECT d.rid, d.type, d.id, d.source, d.line
+  FROM (SELECT type, id, min(rid) AS first FROM ${resource} GROUP BY type, id HAVING count(*) > 1) AS k
+  JOIN ${resource} d ON d.type = k.type AND d.id = k.id AND d.rid > k.first
+  ORDER BY d.rid
+`
+
+/** Removes the resources listed in temp.duplicate and their index rows. */
+export const deleteDuplicatesSql = (layout: StoreLayout) =>
+  layout.tables
+    .map(
+      (table) =>
+        `DELETE FROM ${table} WHERE ${table === layout.token || table === layout.ref ? 'rid' : 'rowid'} IN (SELECT rid FROM temp.duplicate);`,
+    )
+    .join('\n')
+
+/** Built after the bulk load: one sorted build is far cheaper than maintaining them row by row. */
+export const releaseIndexesSql = (layout: StoreLayout) => `
+  CREATE INDEX ${layout.token}_lookup ON ${layout.token} (param, code, rid);
+  CREATE INDEX ${layout.ref}_lookup ON ${layout.ref} (param, target, rid);
+`

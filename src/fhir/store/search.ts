@@ -1,0 +1,200 @@
+import { ApiError, type ParamIssue } from '../../http/errors.js'
+import { FHIR_BASE } from '../../http/pathBase.js'
+import type { Criterion, ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
+import { referencedId } from './derive.js'
+import type { ReleaseReader } from './reader.js'
+
+type Resource = Record<string, unknown>
+export type SearchValues = Record<string, unknown>
+
+/** One page of a search, before it is shaped into a Bundle. */
+export interface SearchPage {
+  matches: Resource[]
+  /** Entries added by `_include`. */
+  includes: Resource[]
+  total?: number
+  /** State to seal into the `next` link's cursor, when more matches exist. */
+  next?: unknown
+}
+
+/** Where a search domain's answers come from: its imported release, or a remote FHIR server. */
+export interface SearchSource {
+  read(type: string, id: string, signal: AbortSignal): Promise<Resource | undefined>
+  /** A first page from checked parameters, or a later page from the state a cursor carried. */
+  search(
+    type: string,
+    request: { values: SearchValues } | { state: unknown },
+    signal: AbortSignal,
+  ): Promise<SearchPage>
+}
+
+const given = (values: SearchValues, name: string) => values[name] !== undefined
+
+/**
+ * The cross-parameter rules of a declared search, from each parameter's role: `page` alone, something to
+ * search by, narrowers never alone (nor without the criteria they narrow), `_summary=count` without
+ * `_include` or `_count`, and each parameter's own check (a reference to another server).
+ */
+export function searchRules(
+  type: string,
+  search: SearchDeclaration,
+  values: SearchValues,
+  baseUrl: string,
+): ParamIssue[] {
+  const issues: ParamIssue[] = []
+  const sent = Object.keys(values).filter((name) => given(values, name) && name !== '_format')
+  if (given(values, 'page')) {
+    for (const name of sent.filter((name) => name !== 'page')) {
+      issues.push({
+        path: [name],
+        message: `"${name}" cannot be sent with page: the cursor carries the whole search`,
+      })
+    }
+    return issues
+  }
+  const declared = Object.entries(search.params)
+  const criteria = declared.filter(([, param]) => param.role.kind === 'criterion').map(([name]) => name)
+  const hasCriterion = criteria.some((name) => given(values, name))
+  for (const [name, param] of declared) {
+    if (param.role.kind !== 'narrows' || !given(values, name)) continue
+    const of = param.role.of ?? criteria
+    if (of.some((criterion) => given(values, criterion))) continue
+    if (!hasCriterion) {
+      issues.push({
+        path: [name],
+        message: `"${name}" narrows a search and cannot stand alone; give ${of.join(', ')} as well`,
+      })
+    } else {
+      issues.push({
+        path: [name],
+        message: `"${name}" narrows a search by ${of.join(', ')}; give one with it`,
+      })
+    }
+  }
+  if (!hasCriterion && issues.length === 0) {
+    issues.push({
+      path: [criteria[0] ?? 'page'],
+      message: `A ${type} search needs ${criteria.join(', ')} or page`,
+    })
+  }
+  if (values._summary === 'count') {
+    for (const name of ['_include', '_count'].filter((name) => given(values, name))) {
+      issues.push({ path: [name], message: `"${name}" cannot be combined with _summary=count` })
+    }
+  }
+  for (const [name, param] of declared) {
+    const fault = given(values, name)
+      ? param.check?.(values[name], { baseUrl: `${baseUrl}${FHIR_BASE}` })
+      : undefined
+    if (fault) issues.push({ path: [name], message: `"${name}" ${fault}` })
+  }
+  return issues
+}
+
+/** The checked parameters of one search as store conditions, by priority then in declaration order. */
+export function criteriaOf(type: string, search: SearchDeclaration, values: SearchValues): Criterion[] {
+  return Object.entries(search.params)
+    .filter(([name, param]) => given(values, name) && param.criteria)
+    .sort(([, a], [, b]) => (a.priority ?? 0) - (b.priority ?? 0))
+    .flatMap(([name, param]) => param.criteria?.(values[name], type) ?? [])
+}
+
+/** The checked parameters as a remote FHIR server is asked them. */
+export function remoteQuery(search: SearchDeclaration, values: SearchValues): URLSearchParams {
+  const query = new URLSearchParams()
+  for (const [name, param] of Object.entries(search.params)) {
+    if (!given(values, name) || !param.remote || name === 'page') continue
+    for (const value of param.remote(values[name])) query.append(name, value)
+  }
+  return query
+}
+
+/** What a local cursor carries: the checked parameters, the last rid served, the release, the total. */
+interface LocalState {
+  p: SearchValues
+  a: number
+  r: number
+  t?: number
+}
+
+const refs = (value: unknown): unknown[] =>
+  Array.isArray(value) ? value : value === undefined ? [] : [value]
+
+/** A store's imported release as a search source: keyset pages by rid, `_include`s, totals as declared. */
+export class LocalSearch implements SearchSource {
+  readonly #types: Map<string, ResourceTypeDeclaration>
+
+  constructor(
+    private readonly reader: ReleaseReader,
+    types: readonly ResourceTypeDeclaration[],
+    /** What a cursor from a release since replaced answers: the spec says 400 for some searches, 410 for others. */
+    private readonly replaced: () => ApiError,
+  ) {
+    this.#types = new Map(types.map((type) => [type.type, type]))
+  }
+
+  async read(type: string, id: string): Promise<Resource | undefined> {
+    return this.reader.snapshot(() => this.reader.read(type, id))
+  }
+
+  async search(type: string, request: { values: SearchValues } | { state: unknown }): Promise<SearchPage> {
+    const search = this.#types.get(type)?.search
+    if (!search) throw new Error(`${type} has no search`)
+    return this.reader.snapshot(() => {
+      const release = this.reader.release()
+      const state: LocalState =
+        'state' in request ? (request.state as LocalState) : { p: request.values, a: 0, r: release }
+      if (state.r !== release) throw this.replaced()
+      const values = state.p
+      const criteria = criteriaOf(type, search, values)
+      if (values._summary === 'count')
+        return { matches: [], includes: [], total: this.reader.count(criteria) }
+      const total = search.total ? (state.t ?? this.reader.count(criteria)) : undefined
+      const count = typeof values._count === 'number' ? values._count : search.count.default
+      const rows = this.reader.page(criteria, state.a, count + 1)
+      const page = rows.slice(0, count)
+      const matches = page.map((row) => row.resource)
+      const last = page.at(-1)
+      return {
+        matches,
+        includes: this.#includes(search, values, matches),
+        ...(total !== undefined ? { total } : {}),
+        ...(rows.length > count && last
+          ? { next: { p: values, a: last.rid, r: release, t: total } satisfies LocalState }
+          : {}),
+      }
+    })
+  }
+
+  #includes(search: SearchDeclaration, values: SearchValues, matches: Resource[]): Resource[] {
+    const asked =
+      values._include === undefined ? [] : ([] as string[]).concat(values._include as string | string[])
+    if (asked.length === 0) return []
+    const seen = new Set(matches.map((resource) => `${String(resource.resourceType)}/${String(resource.id)}`))
+    const out: Resource[] = []
+    const add = (resource: Resource | undefined) => {
+      if (!resource) return
+      const key = `${String(resource.resourceType)}/${String(resource.id)}`
+      if (seen.has(key)) return
+      seen.add(key)
+      out.push(resource)
+    }
+    for (const resource of matches) {
+      for (const value of asked) {
+        const include = search.includes?.[value]
+        if (!include) continue
+        if (include.kind === 'reverse') {
+          for (const found of this.reader.referencing(include.param, String(resource.id))) add(found)
+          continue
+        }
+        for (const path of include.paths) {
+          for (const reference of refs(resource[path])) {
+            const id = referencedId(reference, include.target)
+            if (id !== undefined) add(this.reader.read(include.target, id))
+          }
+        }
+      }
+    }
+    return out
+  }
+}

@@ -1,0 +1,201 @@
+import type { AcceptingPatients, Coding, SlotStatus } from '../model.js'
+import { SLOT_STATUSES } from '../model.js'
+
+export interface Series {
+  id: number
+  groupId: number
+  groupKey: string
+  publisher: string
+  /** The part of sched_slots its publisher's last sync wrote. */
+  part: number
+  /** Lower-cased, as city and state match regardless of case. */
+  city: string | undefined
+  state: string | undefined
+  isVirtual: boolean
+  npis: Set<string>
+  serviceCodes: Set<string>
+  specialtyCodes: Set<string>
+  /** `system|code` of each specialty. */
+  specialtyTokens: Set<string>
+  appointmentType: string | null
+  accepting: AcceptingPatients | null
+  /** Per status, in SLOT_STATUSES order: how many slots, and the first one's start (epoch ms) or null. */
+  counts: number[]
+  firsts: (number | null)[]
+  online: boolean
+  phone: boolean
+}
+
+export interface SeriesFilters {
+  publisher?: string
+  serviceTypeCode?: string[]
+  npi?: string[]
+  specialty?: string[]
+  appointmentType?: string
+  acceptingPatients?: Exclude<AcceptingPatients, 'nopt'>
+  isVirtual?: boolean
+  city?: string
+  state?: string
+  groupKeys: string[]
+}
+
+/**
+ * Served series, as SQL on `sched_series r`: the publisher is enabled and the patient type is not nopt
+ * (such slots are kept but never served). The index holds exactly these.
+ */
+export const SERVED_SERIES = `r.publisher IN (SELECT slug FROM publishers WHERE enabled = 1)
+  AND (r.accepting IS NULL OR r.accepting <> 'nopt')`
+
+/** Every series-level filter by name: a filter added to SeriesFilters must be listed here to compile. */
+const SERIES_FILTER_NAMES: Record<Exclude<keyof SeriesFilters, 'groupKeys'>, true> = {
+  publisher: true,
+  serviceTypeCode: true,
+  npi: true,
+  specialty: true,
+  appointmentType: true,
+  acceptingPatients: true,
+  isVirtual: true,
+  city: true,
+  state: true,
+}
+
+/** True when the filters name no series-level condition: every served series matches. */
+export function filtersNoSeries(filters: SeriesFilters): boolean {
+  if (filters.groupKeys.length > 0) return false
+  for (const name in SERIES_FILTER_NAMES) if (filters[name as keyof SeriesFilters] !== undefined) return false
+  return true
+}
+
+/**
+ * Which series of one part (one publisher's last sync) a search wants, as a byte per id from `lo` to `hi`,
+ * 1 for a member: what a search merging the parts in start order tests each slot's series against.
+ */
+export interface SeriesMask {
+  part: number
+  publisher: string
+  lo: number
+  hi: number
+  members: Buffer
+}
+
+/** The masks of the parts the series fall in (an empty list for no series). */
+export function masksBySync(series: Series[]): SeriesMask[] {
+  const parts = new Map<number, SeriesMask>()
+  let current: SeriesMask | undefined
+  // The index lists a publisher's series together: a part is looked up only where it changes.
+  for (const { part, publisher, id } of series) {
+    if (current?.part !== part) {
+      current = parts.get(part)
+      if (!current) {
+        current = { part, publisher, lo: id, hi: id, members: Buffer.alloc(0) }
+        parts.set(part, current)
+      }
+    }
+    if (id < current.lo) current.lo = id
+    else if (id > current.hi) current.hi = id
+  }
+  for (const entry of parts.values()) entry.members = Buffer.alloc(entry.hi - entry.lo + 1)
+  current = undefined
+  for (const { part, id } of series) {
+    if (current?.part !== part) current = parts.get(part) as SeriesMask
+    current.members[id - current.lo] = 1
+  }
+  return [...parts.values()]
+}
+
+/** The filters made ready to test series with, once per search: city and state lower-cased, specialties split by form. */
+export interface Wanted extends Omit<SeriesFilters, 'specialty'> {
+  specialtyCodes?: string[]
+  specialtyTokens?: string[]
+}
+
+export function wantedOf({ specialty, ...filters }: SeriesFilters): Wanted {
+  return {
+    ...filters,
+    city: filters.city?.toLowerCase(),
+    state: filters.state?.toLowerCase(),
+    specialtyCodes: specialty?.filter((value) => !value.includes('|')),
+    specialtyTokens: specialty?.filter((value) => value.includes('|')),
+  }
+}
+
+function hasAny(set: ReadonlySet<string>, values: readonly string[]): boolean {
+  for (const value of values) if (set.has(value)) return true
+  return false
+}
+
+/** Every condition of the filters, checked on one series. */
+export function matches(series: Series, wanted: Wanted): boolean {
+  if (wanted.publisher !== undefined && series.publisher !== wanted.publisher) return false
+  if (wanted.state !== undefined && series.state !== wanted.state) return false
+  if (wanted.city !== undefined && series.city !== wanted.city) return false
+  if (wanted.isVirtual !== undefined && series.isVirtual !== wanted.isVirtual) return false
+  if (wanted.appointmentType !== undefined && series.appointmentType !== wanted.appointmentType) return false
+  // A series that declares no patient type matches any requested value.
+  if (wanted.acceptingPatients !== undefined && series.accepting !== null) {
+    if (series.accepting !== wanted.acceptingPatients) return false
+  }
+  if (wanted.npi && !hasAny(series.npis, wanted.npi)) return false
+  if (wanted.serviceTypeCode && !hasAny(series.serviceCodes, wanted.serviceTypeCode)) return false
+  if (
+    wanted.specialtyCodes &&
+    wanted.specialtyTokens &&
+    !hasAny(series.specialtyCodes, wanted.specialtyCodes) &&
+    !hasAny(series.specialtyTokens, wanted.specialtyTokens)
+  ) {
+    return false
+  }
+  return wanted.groupKeys.every((key) => series.groupKey === key)
+}
+
+export interface SeriesRow {
+  id: number
+  group_id: number
+  group_key: string
+  publisher: string
+  city: string | null
+  state: string | null
+  is_virtual: number
+  npis: string
+  service_types: string
+  specialties: string
+  appointment_type: string | null
+  accepting: AcceptingPatients | null
+  free_count: number
+  busy_count: number
+  unavailable_count: number
+  tentative_count: number
+  free_first: number | null
+  busy_first: number | null
+  unavailable_first: number | null
+  tentative_first: number | null
+  online: number
+  phone: number
+}
+
+export function toSeries(row: SeriesRow, part: number): Series {
+  const serviceTypes = JSON.parse(row.service_types) as Coding[]
+  const specialties = JSON.parse(row.specialties) as Coding[]
+  return {
+    id: row.id,
+    groupId: row.group_id,
+    groupKey: row.group_key,
+    publisher: row.publisher,
+    part,
+    city: row.city?.toLowerCase(),
+    state: row.state?.toLowerCase(),
+    isVirtual: row.is_virtual === 1,
+    npis: new Set(JSON.parse(row.npis) as string[]),
+    serviceCodes: new Set(serviceTypes.map((coding) => coding.code)),
+    specialtyCodes: new Set(specialties.map((coding) => coding.code)),
+    specialtyTokens: new Set(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
+    appointmentType: row.appointment_type,
+    accepting: row.accepting,
+    counts: [row.free_count, row.busy_count, row.unavailable_count, row.tentative_count],
+    firsts: [row.free_first, row.busy_first, row.unavailable_first, row.tentative_first],
+    online: row.online === 1,
+    phone: row.phone === 1,
+  }
+}
+
+export const statusIndex = (status: SlotStatus) => SLOT_STATUSES.indexOf(status)

@@ -1,0 +1,275 @@
+import type { Db } from '../../db/open.js'
+import { type Tally, tallyAt } from './startTally.js'
+import { firstMatches, type Histogram, loadHours, skipAhead, type SyncHours } from './startHours.js'
+import { SLOT_STATUSES } from '../model.js'
+import {
+  filtersNoSeries,
+  masksBySync,
+  matches,
+  type Series,
+  type SeriesFilters,
+  type SeriesMask,
+  type SeriesRow,
+  SERVED_SERIES,
+  toSeries,
+  type Wanted,
+  wantedOf,
+} from './series.js'
+
+/**
+ * Every served series held in memory, indexed by what searches filter on. Series are few (one per schedule
+ * and attribute set: tens of thousands nationally) while slots are millions, so a search settles its series
+ * here in microseconds and reads only slots from SQLite. Each publisher's series are indexed apart, and
+ * reloaded when a sync of it commits or its `enabled` flag changes, by whichever process: every search
+ * compares them.
+ *
+ * A sync writes its slots under a number of its own, its part (`sched_slots.part`, from a counter that never
+ * goes back): a search over several publishers merges their parts in start order. The index is the one
+ * facade of what search knows beyond the tables: the series, and per part the served slots counted from a
+ * moment (startTally.ts) and their start hours (startHours.ts).
+ */
+
+/** One publisher's served series as of its last sync, indexed by what searches filter on. */
+class PublisherSeries {
+  readonly all: Series[] = []
+  /** Slots of every status its series hold: the size of a search over all of them. */
+  slots = 0
+  /** Per status, in SLOT_STATUSES order: slots of it its series hold. */
+  readonly statusSlots = SLOT_STATUSES.map(() => 0)
+  readonly byState = new Map<string, Series[]>()
+  readonly byCity = new Map<string, Series[]>()
+  readonly byNpi = new Map<string, Series[]>()
+  readonly byServiceCode = new Map<string, Series[]>()
+  readonly bySpecialtyCode = new Map<string, Series[]>()
+  readonly bySpecialtyToken = new Map<string, Series[]>()
+  readonly byGroupKey = new Map<string, Series[]>()
+
+  #members: SeriesMask[] | undefined
+  /** Per status: its slots counted at the moment of the last search from a moment (see partTally.ts). */
+  readonly #tallies: (Tally | undefined)[] = []
+  /** Per status: its slots' start hours, read by the first deep page (see startHours.ts). */
+  readonly #hours: (SyncHours | undefined)[] = []
+
+  constructor(readonly part: number) {}
+
+  /** All its series as members, made on first use: what every unfiltered search merges. */
+  members(): SeriesMask[] {
+    this.#members ??= masksBySync(this.all)
+    return this.#members
+  }
+
+  /** Its slots of the status from `moment` on, kept for the next search; undefined when it serves none. */
+  tally(db: Db, status: number, moment: number): Tally | undefined {
+    const [served] = this.members()
+    if (served === undefined) return undefined
+    const tally = tallyAt(db, served, status, moment, this.#tallies[status])
+    this.#tallies[status] = tally
+    return tally
+  }
+
+  hours(db: Db, status: number): SyncHours {
+    let hours = this.#hours[status]
+    if (!hours) {
+      const [served] = this.members()
+      hours = served
+        ? loadHours(
+            db,
+            served,
+            status,
+            this.all.map((series) => series.id),
+          )
+        : { bySeries: new Map(), served: { first: 0, counts: new Int32Array(0) } }
+      this.#hours[status] = hours
+    }
+    return hours
+  }
+
+  add(series: Series) {
+    this.all.push(series)
+    series.counts.forEach((count, status) => {
+      this.slots += count
+      this.statusSlots[status] = (this.statusSlots[status] as number) + count
+    })
+    if (series.state) push(this.byState, series.state, series)
+    if (series.city) push(this.byCity, series.city, series)
+    for (const npi of series.npis) push(this.byNpi, npi, series)
+    for (const code of series.serviceCodes) push(this.byServiceCode, code, series)
+    for (const code of series.specialtyCodes) push(this.bySpecialtyCode, code, series)
+    for (const token of series.specialtyTokens) push(this.bySpecialtyToken, token, series)
+    push(this.byGroupKey, series.groupKey, series)
+  }
+
+  /** The smallest list that surely holds every match, each series once: the most selective indexed filter's. */
+  candidates(wanted: Wanted): Series[] {
+    let smallest = this.all
+    const consider = (lists: (Series[] | undefined)[]) => {
+      let size = 0
+      for (const list of lists) size += list?.length ?? 0
+      // A union's size is at most the sum of its lists': one that cannot be smaller is not made.
+      if (size < smallest.length) smallest = union(lists)
+    }
+    const lookUp = (index: Map<string, Series[]>, keys: string[]) => keys.map((key) => index.get(key))
+    if (wanted.state !== undefined) consider([this.byState.get(wanted.state)])
+    if (wanted.city !== undefined) consider([this.byCity.get(wanted.city)])
+    if (wanted.npi) consider(lookUp(this.byNpi, wanted.npi))
+    if (wanted.serviceTypeCode) consider(lookUp(this.byServiceCode, wanted.serviceTypeCode))
+    if (wanted.specialtyCodes && wanted.specialtyTokens) {
+      consider([
+        ...lookUp(this.bySpecialtyCode, wanted.specialtyCodes),
+        ...lookUp(this.bySpecialtyToken, wanted.specialtyTokens),
+      ])
+    }
+    if (wanted.groupKeys[0] !== undefined) consider([this.byGroupKey.get(wanted.groupKeys[0])])
+    return smallest
+  }
+}
+
+const NONE: Series[] = []
+
+/** Every series of the lists once: a series can be listed under several of the values asked for. */
+function union(lists: (Series[] | undefined)[]): Series[] {
+  if (lists.length === 1) return lists[0] ?? NONE
+  return [...new Set(lists.flatMap((list) => list ?? NONE))]
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T) {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+export class SlotIndex {
+  readonly #publishers = new Map<string, PublisherSeries>()
+  #generation = -1
+
+  constructor(readonly db: Db) {}
+
+  /** The served series matching every filter, after bringing changed publishers up to date. */
+  match(filters: SeriesFilters): Series[] {
+    this.refresh()
+    const found: Series[] = []
+    if (filtersNoSeries(filters)) {
+      for (const indexed of this.#publishers.values()) for (const series of indexed.all) found.push(series)
+      return found
+    }
+    const wanted = wantedOf(filters)
+    for (const [slug, indexed] of this.#publishers) {
+      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      for (const series of indexed.candidates(wanted)) if (matches(series, wanted)) found.push(series)
+    }
+    return found
+  }
+
+  /** Slots of every status the served series of these publishers hold, as of the last refresh. */
+  servedSlots(publishers: Iterable<string>): number {
+    let slots = 0
+    for (const slug of publishers) slots += this.#publishers.get(slug)?.slots ?? 0
+    return slots
+  }
+
+  /** Slots of the status every served series holds (at any time), after bringing changed publishers up to date. */
+  servedSlotsOf(status: number): number {
+    this.refresh()
+    let slots = 0
+    for (const indexed of this.#publishers.values()) slots += indexed.statusSlots[status] as number
+    return slots
+  }
+
+  /**
+   * What a search from `moment` over every served series needs: how many slots of the status start at or
+   * after it, and the first such start (null when none is left).
+   */
+  servedFrom(status: number, moment: number): { slots: number; next: number | null } {
+    this.refresh()
+    let slots = 0
+    let next: number | null = null
+    for (const indexed of this.#publishers.values()) {
+      const tally = indexed.tally(this.db, status, moment)
+      if (!tally) continue
+      slots += (indexed.statusSlots[status] as number) - tally.before
+      if (tally.next !== null && (next === null || tally.next < next)) next = tally.next
+    }
+    return { slots, next }
+  }
+
+  /**
+   * Where a deep page of matches starting from `startAfter` can begin (startHours.ts): a later moment and how
+   * many of the `total` matches lie before it. `series` undefined: every served series matches.
+   */
+  skipAhead(
+    series: Series[] | undefined,
+    status: number,
+    total: number,
+    startAfter: number | undefined,
+    offset: number,
+  ): { from: number; skipped: number } | undefined {
+    return series === undefined
+      ? skipAhead([], this.#servedHours(status), total, startAfter, offset)
+      : skipAhead(this.#hoursOf(series, status), [], total, startAfter, offset)
+  }
+
+  /**
+   * The few of these series that hold the first `count` matches from `startAfter`, by index in the list,
+   * and the moment those all start before (startHours.ts); undefined when no narrowing is found.
+   */
+  firstMatches(
+    series: Series[],
+    status: number,
+    startAfter: number | undefined,
+    count: number,
+  ): { indexes: number[]; before: number } | undefined {
+    return firstMatches(this.#hoursOf(series, status), startAfter, count)
+  }
+
+  /** The start hours of these served series' slots of the status, as of the last refresh. */
+  #hoursOf(series: Series[], status: number): Int32Array[] {
+    const none = new Int32Array(0)
+    let indexed: PublisherSeries | undefined
+    let publisher: string | undefined
+    return series.map((entry) => {
+      if (entry.publisher !== publisher) {
+        publisher = entry.publisher
+        indexed = this.#publishers.get(publisher)
+      }
+      return indexed?.hours(this.db, status).bySeries.get(entry.id) ?? none
+    })
+  }
+
+  /** The start hours of every served series' slots of the status, summed per publisher, as of the last refresh. */
+  #servedHours(status: number): Histogram[] {
+    return [...this.#publishers.values()].map((indexed) => indexed.hours(this.db, status).served)
+  }
+
+  /** Every served series as members of its part, as of the last refresh. */
+  allMasks(): SeriesMask[] {
+    return [...this.#publishers.values()].flatMap((indexed) => indexed.members())
+  }
+
+  /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
+  refresh() {
+    const generation = this.db.changeGeneration()
+    if (generation === this.#generation) return
+    this.#generation = generation
+    const publishers = this.db.statement('SELECT slug, enabled, slot_part AS part FROM publishers').all() as {
+      slug: string
+      enabled: number
+      part: number | null
+    }[]
+    const served = new Set<string>()
+    for (const { slug, enabled, part } of publishers) {
+      if (enabled !== 1 || part === null) continue
+      served.add(slug)
+      if (this.#publishers.get(slug)?.part !== part) this.#load(slug, part)
+    }
+    for (const slug of this.#publishers.keys()) if (!served.has(slug)) this.#publishers.delete(slug)
+  }
+
+  #load(slug: string, part: number) {
+    const indexed = new PublisherSeries(part)
+    const rows = this.db
+      .statement(`SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES}`)
+      .all(slug) as SeriesRow[]
+    for (const row of rows) indexed.add(toSeries(row, part))
+    this.#publishers.set(slug, indexed)
+  }
+}

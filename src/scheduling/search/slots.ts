@@ -1,0 +1,249 @@
+import type { LocationSummary, ProviderSummary } from '../model.js'
+import type { AcceptingPatients, Coding } from '../model.js'
+import { SLOT_STATUSES } from '../model.js'
+import { SLOTS_BY_SERIES, SLOTS_BY_START } from '../schema.js'
+import {
+  countMatches,
+  listedMatch,
+  matchSeries,
+  type Page,
+  type SeriesMatch,
+  type SlotConditions,
+  slotConditions,
+  type SlotFilters,
+} from './matches.js'
+import type { SlotIndex } from './slotIndex.js'
+import { masksBySync, type Series, type SeriesMask, SERVED_SERIES } from './series.js'
+import { iso, SummaryCache } from './summaries.js'
+
+/** The slot listing: one page of matching slots in start order, read by key columns first, then whole. */
+
+/**
+ * A compound SELECT has at most 500 terms (SQLite's limit). The merge pads its parts to a power of two, so
+ * that a few statements serve every number of parts; 256 is the largest that fits.
+ */
+const MAX_MERGED_PARTS = 256
+
+/**
+ * SQLite reads a LIMIT that is a bare parameter as a constant when it plans, so binding it again makes the
+ * statement be planned again on its next run: for a merge of 64 parts, 0.4 ms a search. An expression is not.
+ */
+const PAGE_LIMIT = '@limit + 0'
+
+/**
+ * The condition a slot `t` of the match meets. Naming every series in a list costs in proportion to the
+ * series (a national unfiltered search names 50,000: 25 ms); when all served ones match, each slot walked
+ * is checked against its series row instead, and a page walks few.
+ */
+function memberCondition(match: SeriesMatch): string {
+  return match.everySeries
+    ? `EXISTS (SELECT 1 FROM sched_series r WHERE r.id = t.series_id AND ${SERVED_SERIES})`
+    : 't.series_id IN (SELECT value FROM json_each(@ids))'
+}
+
+/**
+ * Walking the matching parts' slots in start order and skipping non-members costs about
+ * (offset + limit + parts) / density rows, density being the matches' share of those parts' slots;
+ * collecting the members' slots and sorting costs about their number. Take the cheaper.
+ */
+function walksByStart(index: SlotIndex, match: SeriesMatch, parts: SeriesMask[], page: Page): boolean {
+  if (parts.length > MAX_MERGED_PARTS) return false
+  const walked = index.servedSlots(parts.map((entry) => entry.publisher))
+  return match.slots * match.slots > (page.offset + page.limit + parts.length) * walked
+}
+
+/**
+ * The page's slot keys in start order: one walk per part of the by-start index, merged by SQLite (the
+ * ORDER BY of a compound SELECT merges its terms' ordered walks, reading each only as far as the page needs).
+ * Membership: the parts' member bytes, joined in one blob that each term reads with substr(); an IN list
+ * per term would build a temporary table per term, which costs more than the walks when parts are many.
+ */
+function mergedKeys(parts: SeriesMask[], conditions: SlotConditions) {
+  const params: Record<string, number | Buffer> = {
+    ...conditions.slotParams,
+    members: Buffer.concat(parts.map((entry) => entry.members)),
+  }
+  const terms = 2 ** Math.ceil(Math.log2(parts.length))
+  let at = 1
+  for (let n = 0; n < terms; n++) {
+    // Padding terms name no part, so they find nothing.
+    const { part, lo, hi } = parts[n] ?? { part: -1, lo: 1, hi: 0 }
+    Object.assign(params, { [`part${n}`]: part, [`lo${n}`]: lo, [`hi${n}`]: hi, [`at${n}`]: at })
+    at += hi - lo + 1
+  }
+  return { sql: mergedSql(terms, conditions.slotSql), params }
+}
+
+/** The merge's text by number of terms and slot conditions: a few dozen, made once (they run to 100 KB). */
+const mergedTexts = new Map<string, string>()
+
+function mergedSql(terms: number, slotSql: string): string {
+  const key = `${terms} ${slotSql}`
+  let sql = mergedTexts.get(key)
+  if (sql === undefined) {
+    const term = (n: number) =>
+      `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
+       WHERE t.part = @part${n} AND ${slotSql} AND t.series_id BETWEEN @lo${n} AND @hi${n}
+         AND substr(@members, t.series_id - @lo${n} + @at${n}, 1) = x'01'`
+    sql = `${Array.from({ length: terms }, (_, n) => term(n)).join('\nUNION ALL\n')}
+      ORDER BY start_ms, id LIMIT ${PAGE_LIMIT} OFFSET @offset`
+    mergedTexts.set(key, sql)
+  }
+  return sql
+}
+
+interface SlotRowOut {
+  id: string
+  status: number
+  start_ms: number
+  end_ms: number
+  booking_link: string | null
+  booking_phone: string | null
+  capacity: number | null
+  schedule_id: string
+  service_types: string
+  appointment_type: string | null
+  accepting: AcceptingPatients | null
+  publisher: string
+  location: string
+  provider: string | null
+  is_virtual: number
+  transaction_time: string
+  synced_at: string
+}
+
+function toSlot(row: SlotRowOut, summaries: SummaryCache): Record<string, unknown> {
+  const serviceTypes = summaries.get<Coding[]>(row.service_types)
+  const resourceId = row.id.slice(row.publisher.length + 1)
+  const slot: Record<string, unknown> = {
+    id: row.id,
+    publisher: row.publisher,
+    scheduleId: row.schedule_id,
+    status: SLOT_STATUSES[row.status],
+    start: iso(row.start_ms),
+    end: iso(row.end_ms),
+  }
+  const first = serviceTypes[0]
+  if (first) {
+    slot.serviceTypeCode = first.code
+    if (first.display) slot.serviceTypeText = first.display
+  }
+  slot.serviceTypes = serviceTypes
+  if (row.appointment_type) slot.appointmentType = row.appointment_type
+  if (row.accepting) slot.acceptingPatients = row.accepting
+  slot.isVirtual = row.is_virtual === 1
+  if (row.booking_link) slot.bookingDeepLink = row.booking_link
+  if (row.booking_phone) slot.bookingPhone = row.booking_phone
+  if (row.capacity !== null) slot.capacity = row.capacity
+  slot.location = summaries.get<LocationSummary>(row.location)
+  if (row.provider) slot.provider = summaries.get<ProviderSummary>(row.provider)
+  slot.source = {
+    publisher: row.publisher,
+    resourceId,
+    transactionTime: row.transaction_time,
+    syncedAt: row.synced_at,
+  }
+  return slot
+}
+
+/** Offsets below this are walked: a walk of a few hundred rows costs less than summing hours. */
+const SKIP_FROM_OFFSET = 1000
+
+/**
+ * Where a deep page's walk starts: with no latest start, at the last whole hour that does not pass the
+ * offset (startHours.ts), with the offset less the matches before that hour, so the walk reads at most
+ * about an hour of matches. Summing hours costs a step per match (per publisher and hour when every series
+ * matches), so a match set many times larger than the offset is walked instead.
+ */
+function pageStart(
+  index: SlotIndex,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  page: Page,
+  total: number,
+): { filters: SlotFilters; page: Page } {
+  const unchanged = { filters, page }
+  if (page.offset < SKIP_FROM_OFFSET || filters.startBefore !== undefined) return unchanged
+  if (!match.everySeries && match.slots > 16 * page.offset) return unchanged
+  const skip = index.skipAhead(
+    match.everySeries ? undefined : match.series,
+    match.status,
+    total,
+    filters.startAfter,
+    page.offset,
+  )
+  if (!skip) return unchanged
+  return {
+    filters: { ...filters, startAfter: skip.from },
+    page: { limit: page.limit, offset: page.offset - skip.skipped },
+  }
+}
+
+/** A page whose end lies within the first matches of this many times as many series reads only those that can hold it. */
+const NARROW_SHARE = 4
+
+/**
+ * A page near the start of matches spread over many series (one specialty in every state) reads only the
+ * series that can hold it, up to the moment its matches all start before (startHours.ts): a few dozen
+ * series' slots of an hour or so, instead of a walk in every publisher's part to its first member.
+ */
+function narrowed(
+  index: SlotIndex,
+  match: SeriesMatch,
+  filters: SlotFilters,
+  page: Page,
+): { match: SeriesMatch; filters: SlotFilters } {
+  const unchanged = { match, filters }
+  const count = page.offset + page.limit
+  if (match.everySeries || filters.startBefore !== undefined) return unchanged
+  if (count * NARROW_SHARE > match.series.length) return unchanged
+  const first = index.firstMatches(match.series, match.status, filters.startAfter, count)
+  if (!first) return unchanged
+  return {
+    match: listedMatch(
+      first.indexes.map((index) => match.series[index] as Series),
+      match.status,
+    ),
+    filters: { ...filters, startBefore: first.before - 1 },
+  }
+}
+
+export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
+  const { db } = index
+  const match = matchSeries(index, filters)
+  if (!match) return { slots: [], total: 0 }
+  const total = countMatches(index, match, filters, slotConditions(filters))
+  if (total <= page.offset) return { slots: [], total }
+  const start = pageStart(index, match, filters, page, total)
+  const walk = narrowed(index, match, start.filters, start.page)
+  const conditions = slotConditions(walk.filters)
+  // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
+  // cost several times more. Only the page's rows are then read whole.
+  // Every served series matches an unfiltered search: the index keeps their members made.
+  const parts = walk.match.everySeries ? index.allMasks() : masksBySync(walk.match.series)
+  const keys = walksByStart(index, walk.match, parts, start.page)
+    ? mergedKeys(parts, conditions)
+    : {
+        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+              WHERE ${memberCondition(walk.match)} AND ${conditions.slotSql}
+              ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
+        params: walk.match.everySeries
+          ? conditions.slotParams
+          : { ...conditions.slotParams, ids: walk.match.ids },
+      }
+  const rows = db
+    .statement(
+      `SELECT t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity,
+            r.schedule_id, r.service_types, r.appointment_type, r.accepting,
+            g.publisher, g.location, g.provider, g.is_virtual, p.transaction_time, p.synced_at
+     FROM (${keys.sql}) k
+     JOIN sched_slots t ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id
+     JOIN sched_series r ON r.id = t.series_id
+     JOIN sched_groups g ON g.id = r.group_id
+     JOIN publishers p ON p.slug = g.publisher
+     ORDER BY t.start_ms, t.id`,
+    )
+    .all({ ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
+  const summaries = new SummaryCache()
+  return { slots: rows.map((row) => toSlot(row, summaries)), total }
+}

@@ -1,0 +1,183 @@
+import { createHash } from 'node:crypto'
+import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
+import {
+  conceptCodings,
+  extensionsByName,
+  isVirtualLocation,
+  NPI_SYSTEMS,
+  parseReference,
+  readAcceptingPatients,
+  readCoding,
+  readHealthcareService,
+  readLocation,
+  readPractitioner,
+  readPractitionerRole,
+} from './feedResources.js'
+
+/**
+ * The reference resources of one publisher's feed (everything but slots), resolved into groups (a provider at
+ * a location) and schedules. Held in memory while the slots stream past: its size follows the number of
+ * locations and providers, not of slots.
+ */
+
+export interface Group {
+  key: string
+  location: LocationSummary
+  provider?: ProviderSummary
+  isVirtual: boolean
+  npis: string[]
+}
+
+export interface ScheduleModel {
+  id: string
+  group: Group
+  serviceTypes: Coding[]
+  specialties: Coding[]
+  accepting?: AcceptingPatients
+}
+
+export interface RecordProblem {
+  line: number
+  message: string
+}
+
+type Json = Record<string, unknown>
+
+/** Resource types the service reads before slots; any other type in a manifest is ignored. */
+export const REFERENCE_TYPES = [
+  'Location',
+  'Practitioner',
+  'PractitionerRole',
+  'HealthcareService',
+  'Schedule',
+]
+
+export function groupKey(publisher: string, locationId: string, provider: ProviderSummary | undefined) {
+  const identity = `${publisher}\u0000${locationId}\u0000${provider ? `${provider.type}/${provider.id}` : ''}`
+  return createHash('sha256').update(identity).digest('base64url').slice(0, 22)
+}
+
+function uniqueCodings(codings: Coding[]): Coding[] {
+  const seen = new Set<string>()
+  return codings.filter((coding) => {
+    const token = `${coding.system ?? ''}|${coding.code}`
+    if (seen.has(token)) return false
+    seen.add(token)
+    return true
+  })
+}
+
+export class FeedModel {
+  readonly #locations = new Map<string, LocationSummary>()
+  readonly #practitioners = new Map<string, ProviderSummary>()
+  readonly #roles = new Map<string, Json>()
+  readonly #services = new Map<string, ProviderSummary>()
+  readonly #rawSchedules: { resource: Json; line: number; file: string }[] = []
+  readonly groups = new Map<string, Group>()
+  readonly schedules = new Map<string, ScheduleModel>()
+
+  constructor(readonly publisher: string) {}
+
+  /** Takes one parsed resource of a reference file; returns a problem when the record cannot be used. */
+  add(resource: Json, expectedType: string, line: number, file: string): string | undefined {
+    if (resource.resourceType !== expectedType) {
+      return `expected a ${expectedType}, found ${String(resource.resourceType ?? 'no resourceType')}`
+    }
+    const id = typeof resource.id === 'string' && resource.id ? resource.id : undefined
+    if (!id) return `${expectedType} has no id`
+    switch (expectedType) {
+      case 'Location':
+        this.#locations.set(id, readLocation(resource, id))
+        break
+      case 'Practitioner':
+        this.#practitioners.set(id, readPractitioner(resource, id))
+        break
+      case 'PractitionerRole':
+        this.#roles.set(id, resource)
+        break
+      case 'HealthcareService':
+        this.#services.set(id, readHealthcareService(resource, id))
+        break
+      case 'Schedule':
+        this.#rawSchedules.push({ resource, line, file })
+        break
+    }
+    return undefined
+  }
+
+  /** Resolves every schedule's actors once all reference files are read; reports the ones it cannot use. */
+  resolveSchedules(): { file: string; line: number; message: string }[] {
+    const problems: { file: string; line: number; message: string }[] = []
+    for (const { resource, line, file } of this.#rawSchedules) {
+      const resolved = this.#resolveSchedule(resource)
+      if (typeof resolved === 'string') problems.push({ file, line, message: resolved })
+      else this.schedules.set(resolved.id, resolved)
+    }
+    return problems
+  }
+
+  #provider(type: string, id: string): ProviderSummary | undefined {
+    if (type === 'Practitioner') return this.#practitioners.get(id)
+    if (type === 'HealthcareService') return this.#services.get(id)
+    if (type === 'PractitionerRole') {
+      const role = this.#roles.get(id)
+      if (!role) return undefined
+      const practitioner = parseReference(role.practitioner)
+      return readPractitionerRole(role, id, practitioner && this.#practitioners.get(practitioner[1]))
+    }
+    return undefined
+  }
+
+  #resolveSchedule(resource: Json): ScheduleModel | string {
+    const id = resource.id as string
+    let locationId: string | undefined
+    let provider: ProviderSummary | undefined
+    const actors = Array.isArray(resource.actor) ? resource.actor : []
+    for (const actor of actors) {
+      const reference = parseReference(actor)
+      if (!reference) continue
+      const [type, actorId] = reference
+      if (type === 'Location') locationId ??= actorId
+      else if (!provider) {
+        provider = this.#provider(type, actorId)
+        if (!provider && ['Practitioner', 'PractitionerRole', 'HealthcareService'].includes(type)) {
+          return `Schedule ${id} names ${type}/${actorId}, which the feed does not contain`
+        }
+      }
+    }
+    // An STU 1 schedule may name only the role; the role then says where it practises.
+    if (!locationId && provider?.type === 'practitioner-role') {
+      const role = this.#roles.get(provider.id)
+      const roleLocation = Array.isArray(role?.location) ? parseReference(role.location[0]) : undefined
+      locationId = roleLocation?.[1]
+    }
+    if (!locationId) return `Schedule ${id} has no Location actor`
+    const location = this.#locations.get(locationId)
+    if (!location) return `Schedule ${id} names Location/${locationId}, which the feed does not contain`
+
+    const key = groupKey(this.publisher, locationId, provider)
+    let group = this.groups.get(key)
+    if (!group) {
+      const npis = (provider?.identifier ?? [])
+        .filter((identifier) => identifier.system && NPI_SYSTEMS.has(identifier.system))
+        .map((identifier) => identifier.value)
+      if (provider?.npi) npis.push(provider.npi)
+      group = { key, location, provider, isVirtual: isVirtualLocation(location), npis: [...new Set(npis)] }
+      this.groups.set(key, group)
+    }
+    const extensions = extensionsByName(resource)
+    const scheduleSpecialties = [
+      ...(extensions.get('schedule-specialty') ?? []),
+      ...(extensions.get('specialty') ?? []),
+    ]
+      .map((extension) => readCoding(extension.valueCoding))
+      .filter((coding) => coding !== undefined)
+    return {
+      id,
+      group,
+      serviceTypes: uniqueCodings(conceptCodings(resource.serviceType)),
+      specialties: uniqueCodings([...(provider?.specialties ?? []), ...scheduleSpecialties]),
+      accepting: readAcceptingPatients(extensions),
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+
+export interface SyncSchedule {
+  stop(): Promise<void>
+}
+
+/**
+ * Keeps publishers fresh from inside `svc serve` by running `svc import publishers` as a child process on
+ * a timer. A child, not the server's own thread: better-sqlite3 is synchronous, so an import in-process would
+ * stall every request while it parses and writes, and its memory would stay with the server.
+ */
+export function startSyncSchedule(options: {
+  intervalMs: number
+  /** argv of the import command, e.g. [node, bin/run.js, 'import', 'publishers', '--db', path]. */
+  command: string[]
+  log: (line: string) => void
+}): SyncSchedule {
+  let running: ChildProcess | undefined
+  const run = () => {
+    if (running) return // the previous sync is still going: skip this tick rather than pile up
+    const [executable, ...args] = options.command
+    const child = spawn(executable as string, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    running = child
+    let output = ''
+    child.stdout?.on('data', (chunk) => (output += chunk))
+    child.stderr?.on('data', (chunk) => (output += chunk))
+    child.on('error', (error) => options.log(`publisher sync could not start: ${error.message}`))
+    child.on('close', (code) => {
+      running = undefined
+      if (code !== 0) options.log(`publisher sync exited ${code}:\n${output.trim()}`)
+    })
+  }
+  run()
+  const timer = setInterval(run, options.intervalMs)
+  timer.unref()
+  return {
+    stop: async () => {
+      clearInterval(timer)
+      const child = running
+      if (!child || child.exitCode !== null) return
+      await new Promise<void>((resolve) => {
+        child.once('close', () => resolve())
+        child.kill('SIGTERM')
+      })
+    },
+  }
+}

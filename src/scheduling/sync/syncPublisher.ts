@@ -1,0 +1,266 @@
+import { fileURLToPath } from 'node:url'
+import type { Clock } from '../../clock.js'
+import type { Db } from '../../db/open.js'
+import {
+  FeedError,
+  type FeedOptions,
+  type FetchedValidators,
+  fetchManifest,
+  type Manifest,
+  type ManifestOutput,
+  readNdjson,
+} from './feed.js'
+import { FeedModel, REFERENCE_TYPES } from './feedModel.js'
+import { findPublisher, listPublishers, type Publisher } from '../publishers.js'
+import { SLOT_STATUSES } from '../model.js'
+import { readSlot } from './feedResources.js'
+import { deletePublisherSlots, SlotWriter } from './slotWriter.js'
+
+export type SyncOutcome = 'synced' | 'unchanged' | 'skipped' | 'failed'
+
+export interface SyncProblem {
+  file: string
+  line: number
+  message: string
+}
+
+export interface SyncReport {
+  publisher: string
+  outcome: SyncOutcome
+  /** Why it was skipped or failed. */
+  message?: string
+  read: number
+  written: number
+  skipped: number
+  ms: number
+  /** Bad records, each with file and line (the first MAX_REPORTED_PROBLEMS of them). */
+  problems: SyncProblem[]
+}
+
+export interface SyncOptions extends FeedOptions {
+  clock: Clock
+  /** Called with the running count of records read, for a progress line on a TTY. */
+  onProgress?: (publisher: string, read: number) => void
+}
+
+/** A publisher is fetched at most this often, whoever asks (the schedule, the CLI, another process). */
+export const MIN_FETCH_INTERVAL_MS = 60_000
+const MAX_REPORTED_PROBLEMS = 1_000
+const PROGRESS_EVERY = 50_000
+
+type Json = Record<string, unknown>
+
+const displayName = (url: URL) => (url.protocol === 'file:' ? fileURLToPath(url) : url.href)
+
+/** Claims the publisher's fetch slot for this minute; false when someone fetched it less than a minute ago. */
+function claimFetch(db: Db, slug: string, now: number): boolean {
+  return (
+    db
+      .prepare(
+        'UPDATE publishers SET last_fetch_at = ? WHERE slug = ? AND (last_fetch_at IS NULL OR last_fetch_at <= ?)',
+      )
+      .run(now, slug, now - MIN_FETCH_INTERVAL_MS).changes === 1
+  )
+}
+
+function recordOutcome(db: Db, report: SyncReport, at: number): void {
+  const { problems: _problems, ...summary } = report
+  db.prepare('UPDATE publishers SET last_sync = ? WHERE slug = ?').run(
+    JSON.stringify({ at: new Date(at).toISOString(), ...summary }),
+    report.publisher,
+  )
+}
+
+class Problems {
+  readonly list: SyncProblem[] = []
+  count = 0
+  add(problem: SyncProblem) {
+    this.count++
+    if (this.list.length < MAX_REPORTED_PROBLEMS) this.list.push(problem)
+  }
+}
+
+function parseLine(text: string): Json | string {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Json)
+      : 'not a JSON object'
+  } catch (error) {
+    return `not JSON (${(error as Error).message})`
+  }
+}
+
+/** Reads every line of an output; a final line cut short means the file broke off, which fails the sync. */
+async function eachRecord(
+  output: ManifestOutput,
+  options: FeedOptions,
+  problems: Problems,
+  take: (record: Json, line: number) => void,
+): Promise<number> {
+  let read = 0
+  for await (const { line, text, unterminated } of readNdjson(output.url, options)) {
+    read++
+    const record = parseLine(text)
+    if (typeof record === 'string') {
+      if (unterminated) throw new FeedError(`${displayName(output.url)} ends in a partial record`)
+      problems.add({ file: displayName(output.url), line, message: record })
+    } else {
+      take(record, line)
+    }
+  }
+  return read
+}
+
+/**
+ * Syncs one publisher: fetch the manifest (no work when unchanged), read its reference files, then replace
+ * the publisher's slots in one transaction. Any failure before the commit leaves the previous data as it was.
+ */
+export async function syncPublisher(db: Db, slug: string, options: SyncOptions): Promise<SyncReport> {
+  const started = options.clock()
+  const publisher = findPublisher(db, slug)
+  const report: SyncReport = {
+    publisher: slug,
+    outcome: 'failed',
+    read: 0,
+    written: 0,
+    skipped: 0,
+    ms: 0,
+    problems: [],
+  }
+  const finish = (outcome: SyncOutcome, message?: string) => {
+    report.outcome = outcome
+    if (message) report.message = message
+    report.ms = options.clock() - started
+    if (outcome !== 'skipped') recordOutcome(db, report, started)
+    return report
+  }
+  if (!publisher) return finish('failed', `no publisher "${slug}"`)
+  if (!claimFetch(db, slug, started)) {
+    return finish('skipped', 'fetched less than a minute ago; a publisher is fetched at most once a minute')
+  }
+  try {
+    const state = db
+      .prepare(
+        `SELECT manifest_etag AS etag, manifest_last_modified AS lastModified, manifest_sha256 AS sha256
+         FROM publishers WHERE slug = ?`,
+      )
+      .get(slug) as { etag: string | null; lastModified: string | null; sha256: string | null }
+    const fetched = await fetchManifest(publisher.manifestUrl, state, options)
+    if (!fetched.changed) return finish('unchanged', 'manifest unchanged since the last sync')
+    const problems = new Problems()
+    await importFeed(db, publisher, fetched.manifest, fetched.validators, report, problems, options)
+    report.problems = problems.list
+    report.skipped = problems.count
+    return finish('synced')
+  } catch (error) {
+    if (!(error instanceof FeedError)) throw error
+    return finish('failed', error.message)
+  }
+}
+
+async function importFeed(
+  db: Db,
+  publisher: Publisher,
+  manifest: Manifest,
+  validators: FetchedValidators,
+  report: SyncReport,
+  problems: Problems,
+  options: SyncOptions,
+): Promise<void> {
+  const model = new FeedModel(publisher.slug)
+  const progress = () => {
+    if (options.onProgress && report.read % PROGRESS_EVERY === 0)
+      options.onProgress(publisher.slug, report.read)
+  }
+  for (const type of REFERENCE_TYPES) {
+    for (const output of manifest.outputs.filter((candidate) => candidate.type === type)) {
+      report.read += await eachRecord(output, options, problems, (record, line) => {
+        const problem = model.add(record, type, line, displayName(output.url))
+        if (problem) problems.add({ file: displayName(output.url), line, message: problem })
+      })
+    }
+  }
+  for (const problem of model.resolveSchedules()) problems.add(problem)
+
+  const syncedAt = new Date(options.clock()).toISOString()
+  // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
+  // transaction spans the downloads, and a file that breaks off rolls everything back.
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    deletePublisherSlots(db, publisher.slug)
+    // The sync's slots go to a part of their own (see migration 5): they sit together in the by-start index,
+    // so the commit writes few of its pages however many publishers are stored.
+    const part = db
+      .prepare('UPDATE sched_part_counter SET last = last + 1 RETURNING last')
+      .pluck()
+      .get() as number
+    const writer = new SlotWriter(db, publisher.slug, part)
+    for (const output of manifest.outputs.filter((candidate) => candidate.type === 'Slot')) {
+      const file = displayName(output.url)
+      report.read += await eachRecord(output, options, problems, (record, line) => {
+        progress()
+        const slot = readSlot(record)
+        if (typeof slot === 'string') return problems.add({ file, line, message: slot })
+        const schedule = model.schedules.get(slot.scheduleId)
+        if (!schedule) {
+          return problems.add({
+            file,
+            line,
+            message: `Slot ${slot.id} names an unknown Schedule/${slot.scheduleId}`,
+          })
+        }
+        const series = writer.seriesId(schedule, {
+          serviceTypes: slot.serviceTypes.length > 0 ? slot.serviceTypes : schedule.serviceTypes,
+          appointmentType: slot.appointmentType ?? null,
+          accepting: slot.accepting ?? schedule.accepting ?? null,
+        })
+        const inserted = writer.insertSlot(series, {
+          id: `${publisher.slug}:${slot.id}`,
+          status: SLOT_STATUSES.indexOf(slot.status),
+          startMs: slot.startMs,
+          endMs: slot.endMs,
+          bookingLink: slot.bookingLink ?? null,
+          bookingPhone: slot.bookingPhone ?? null,
+          capacity: slot.capacity ?? null,
+        })
+        if (!inserted) problems.add({ file, line, message: `Slot ${slot.id} repeats an earlier line` })
+      })
+    }
+    writer.finish()
+    db.prepare(
+      `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
+         transaction_time = ?, synced_at = ?, slot_count = ?, slot_part = ? WHERE slug = ?`,
+    ).run(
+      validators.etag,
+      validators.lastModified,
+      validators.sha256,
+      manifest.transactionTime,
+      syncedAt,
+      writer.written,
+      part,
+      publisher.slug,
+    )
+    db.exec('COMMIT')
+    report.written = writer.written
+  } catch (error) {
+    db.exec('ROLLBACK')
+    throw error
+  }
+}
+
+/** Syncs every enabled publisher (or the one named), one after another; a failure does not stop the others. */
+export async function syncPublishers(
+  db: Db,
+  options: SyncOptions & { only?: string },
+): Promise<SyncReport[]> {
+  const slugs = options.only
+    ? [options.only]
+    : listPublishers(db)
+        .filter((publisher) => publisher.enabled)
+        .map((publisher) => publisher.slug)
+  const reports: SyncReport[] = []
+  for (const slug of slugs) reports.push(await syncPublisher(db, slug, options))
+  if (reports.some((report) => report.outcome === 'synced')) db.exec('PRAGMA optimize')
+  return reports
+}

@@ -1,0 +1,11 @@
+import { fileURLToPath } from 'node:url'
+
+/** Where the repository keeps the public sample data tests read (see each folder's README for its source). */
+const inRepository = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url))
+
+/** The SMART Scheduling Links example publisher (data/README.md). */
+export const SMART_EXAMPLES = inRepository('data/scheduling/smart-examples')
+/** The NUCC Health Care Provider Taxonomy CSV (data/demo/terminology/README.md). */
+export const NUCC_CSV = inRepository('data/demo/terminology/nucc_provider_taxonomy.csv')
+/** The Plan-Net sample directory, plain NDJSON (test/fixtures/directory/README.md). */
+export const PLAN_NET = inRepository('test/fixtures/directory/plan-net')
