@@ -1,0 +1,68 @@
+import { isUtf8 } from 'node:buffer'
+import { UserError } from '../userError.js'
+import { describeMb, MAX_JSON_DEPTH } from './limits.js'
+
+/** Whether a parsed JSON value nests deeper than `max` arrays and objects; iterative, so any depth is safe. */
+export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: [unknown, number][] = [[value, 1]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number]
+    if (depth > max) return true
+    const children = Array.isArray(current) ? current : Object.values(current as object)
+    for (const child of children)
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/** One JSON record as its bytes came: the value, or why it is refused (for a `file:line: reason` report). */
+export type JsonRecord = { value: unknown } | { problem: string }
+
+/**
+ * Parses a record: it must be UTF-8 (invalid bytes would otherwise be replaced silently), valid JSON, and
+ * nested at most MAX_JSON_DEPTH deep, so nothing stored or relayed can overflow a serializer's stack.
+ */
+export function parseJsonRecord(data: Buffer, start = 0, end = data.length): JsonRecord {
+  const bytes = data.subarray(start, end)
+  if (!isUtf8(bytes)) return { problem: 'not valid UTF-8' }
+  let value: unknown
+  try {
+    value = JSON.parse(bytes.toString('utf8'))
+  } catch (error) {
+    return { problem: `not valid JSON (${(error as Error).message})` }
+  }
+  if (nestsDeeperThan(value)) return { problem: `nested deeper than ${MAX_JSON_DEPTH} levels` }
+  return { value }
+}
+
+/**
+ * A whole JSON document (a resource, a Bundle, a manifest), read into memory only up to `maxBytes`: past it
+ * the document is refused with a message naming the limit, before it is buffered whole.
+ */
+export async function readJsonDocument(
+  stream: AsyncIterable<Buffer>,
+  name: string,
+  maxBytes: number,
+): Promise<{ bytes: Buffer; value: unknown }> {
+  const chunks: Buffer[] = []
+  let length = 0
+  for await (const chunk of stream) {
+    length += chunk.length
+    if (length > maxBytes) {
+      throw new DocumentError(
+        `${name}: larger than ${describeMb(maxBytes, 'SVC_IMPORT_MAX_RECORD_MB')}, the limit of one JSON document; send it as NDJSON, one record a line`,
+      )
+    }
+    chunks.push(chunk)
+  }
+  const bytes = Buffer.concat(chunks)
+  const record = parseJsonRecord(bytes)
+  if ('problem' in record) throw new DocumentError(`${name}: ${record.problem}`)
+  return { bytes, value: record.value }
+}
+
+/** A whole document that cannot be taken: the import it belongs to stops, naming it. */
+export class DocumentError extends UserError {
+  override name = 'DocumentError'
+}
