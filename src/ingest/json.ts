@@ -45,6 +45,18 @@ export async function readJsonDocument(
   name: string,
   maxBytes: number,
 ): Promise<{ bytes: Buffer; value: unknown }> {
+  const bytes = await readBounded(stream, name, maxBytes)
+  const record = parseJsonRecord(bytes)
+  if ('problem' in record) throw new DocumentError(`${name}: ${record.problem}`)
+  return { bytes, value: record.value }
+}
+
+/** A whole document's bytes, refused once they pass `maxBytes`, before they are buffered whole. */
+export async function readBounded(
+  stream: AsyncIterable<Buffer>,
+  name: string,
+  maxBytes: number,
+): Promise<Buffer> {
   const chunks: Buffer[] = []
   let length = 0
   for await (const chunk of stream) {
@@ -56,10 +68,7 @@ export async function readJsonDocument(
     }
     chunks.push(chunk)
   }
-  const bytes = Buffer.concat(chunks)
-  const record = parseJsonRecord(bytes)
-  if ('problem' in record) throw new DocumentError(`${name}: ${record.problem}`)
-  return { bytes, value: record.value }
+  return Buffer.concat(chunks)
 }
 
 /** A whole document that cannot be taken: the import it belongs to stops, naming it. */

@@ -9,6 +9,8 @@ export interface Lines {
   first: number
   data: Buffer
   bounds: number[]
+  /** The stream's last line, which ended without a line break: if it does not parse, the stream broke off. */
+  unterminated?: boolean
 }
 
 /** A refused line's range in `Lines.bounds`. */
@@ -88,9 +90,18 @@ export async function* linesOf(
     hold(data.subarray(lines.rest))
     if (lines.bounds.length > 0) yield piece(data, lines.bounds)
   }
-  if (skipping) yield oversized()
+  if (skipping) yield { ...oversized(), unterminated: true }
   else if (pendingLength > 0) {
     const last = Buffer.concat(pending)
-    yield piece(last, [0, last.length])
+    yield { ...piece(last, [0, last.length]), unterminated: true }
   }
+}
+
+/** Spaces, tabs and CRs only (a blank line of NDJSON, skipped). */
+export function isBlank(data: Buffer, start: number, end: number): boolean {
+  for (let at = start; at < end; at++) {
+    const byte = data[at]
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false
+  }
+  return true
 }

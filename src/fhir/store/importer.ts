@@ -3,7 +3,7 @@ import { basename, dirname, extname } from 'node:path'
 import type { Db } from '../../db/open.js'
 import { parseJsonRecord, readJsonDocument } from '../../ingest/json.js'
 import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
-import { linesOf, OVERSIZED } from '../../ingest/lines.js'
+import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
 import { type ImportSource, SourceError } from '../../ingest/sources.js'
 import { UserError } from '../../userError.js'
 import { releaseFileName, releasePath, releasesTable } from './releases.js'
@@ -349,15 +349,6 @@ type Take = (
   end: number,
   parsed?: unknown,
 ) => Promise<void> | undefined
-
-/** Spaces, tabs and CRs only (a blank line of NDJSON, skipped). */
-function isBlank(data: Buffer, start: number, end: number): boolean {
-  for (let at = start; at < end; at++) {
-    const byte = data[at]
-    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false
-  }
-  return true
-}
 
 /** A whole JSON document: one resource, or a Bundle whose entries' resources are taken (numbered from 1). */
 async function readDocument(
