@@ -2,16 +2,21 @@ import { isUtf8 } from 'node:buffer'
 import { UserError } from '../userError.js'
 import { describeMb, MAX_JSON_DEPTH } from './limits.js'
 
-/** Whether a parsed JSON value nests deeper than `max` arrays and objects; iterative, so any depth is safe. */
-export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
+/**
+ * Whether a parsed JSON value nests deeper than `max` arrays and objects. Recursive, but never deeper than
+ * `max + 1` calls whatever the value's depth: it answers as soon as it passes the limit.
+ */
+export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH, depth = 1): boolean {
   if (typeof value !== 'object' || value === null) return false
-  const stack: [unknown, number][] = [[value, 1]]
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop() as [unknown, number]
-    if (depth > max) return true
-    const children = Array.isArray(current) ? current : Object.values(current as object)
-    for (const child of children)
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+  if (depth > max) return true
+  if (Array.isArray(value)) {
+    for (const item of value)
+      if (typeof item === 'object' && item !== null && nestsDeeperThan(item, max, depth + 1)) return true
+    return false
+  }
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key]
+    if (typeof item === 'object' && item !== null && nestsDeeperThan(item, max, depth + 1)) return true
   }
   return false
 }
