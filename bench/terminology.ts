@@ -59,7 +59,7 @@ export async function run(args: string[]): Promise<void> {
     createOrganization(setup, { slug: 'bench', plan: 'scale' })
     const { key } = createKey(setup, { org: 'bench' })
     ensureBundledTerminology(setup, clock())
-    importTerminology(setup, [NUCC_CSV], { release: 'bench', now: clock() })
+    await importTerminology(setup, [NUCC_CSV], { release: 'bench', now: clock() })
     const nucc = findCodeSystem(setup, NUCC)
     const codes = nucc ? allConcepts(setup, nucc.id).map((concept) => concept.code) : []
     setup.close()

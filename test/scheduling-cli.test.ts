@@ -23,7 +23,7 @@ describe('svc import publishers', () => {
     expect(result.code).toBe(0)
     // oclif wraps warnings to the terminal width; read them as one line each.
     const warnings = result.stderr.replace(/[\s›]+/g, ' ')
-    expect(warnings).toContain(`${join(dir, 'feed', 'slots.ndjson')}:7: not JSON`)
+    expect(warnings).toContain(`${join(dir, 'feed', 'slots.ndjson')}:7: not valid JSON`)
     expect(warnings).toMatch(/slots\.ndjson:13: Slot x1 names an unknown Schedule\/sch-missing/)
     expect(result.stdout).toMatch(/stu1\s+synced\s+25\s+11\s+2\s/)
   })

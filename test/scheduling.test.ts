@@ -138,7 +138,7 @@ describe('sync', () => {
     feeds.failures.clear()
     nextMinute()
     writeFileSync(manifestPath, '{"output": [')
-    expect((await sync('smart')).message).toMatch(/manifest is not JSON/)
+    expect((await sync('smart')).message).toMatch(/manifest is not valid JSON/)
     expect(await api('/v1/scheduling/slots?includePast=true&publisher=smart&limit=100')).toEqual(baseline)
     writeFileSync(manifestPath, original)
   })

@@ -4,7 +4,11 @@ import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openStore } from '../src/app/store.js'
-import { importTerminology } from '../src/terminology/import/importFiles.js'
+import {
+  importTerminology,
+  readTerminology,
+  writeTerminology,
+} from '../src/terminology/import/importFiles.js'
 import { runCli } from './support/cli.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 import { NUCC_CSV } from './support/fixtures.js'
@@ -19,7 +23,7 @@ let t: TestServer
 let files: string
 beforeAll(async () => {
   t = await startTestServer({ plan: 'scale' })
-  importTerminology(t.server.db, [NUCC_CSV], { release: '25.0', now: t.now() })
+  await importTerminology(t.server.db, [NUCC_CSV], { release: '25.0', now: t.now() })
   files = mkdtempSync(join(tmpdir(), 'svc-nucc-'))
 })
 afterAll(async () => {
@@ -123,13 +127,15 @@ describe('changeGeneration', () => {
     try {
       const start = serving.db.changeGeneration()
       expect(serving.db.changeGeneration()).toBe(start)
-      importTerminology(serving.db, [NUCC_CSV], { release: 'own', now: 1 })
+      await importTerminology(serving.db, [NUCC_CSV], { release: 'own', now: 1 })
       const afterOwn = serving.db.changeGeneration()
       expect(afterOwn).not.toBe(start)
 
+      // Read first: the commit below must land within one turn, as another process's would.
+      const read = await readTerminology([NUCC_CSV], { release: 'other' })
       await nextTurn()
       expect(serving.db.changeGeneration()).toBe(afterOwn)
-      importTerminology(other.db, [NUCC_CSV], { release: 'other', now: 2 })
+      writeTerminology(other.db, read, 2)
       // Work already under way in this turn answers as it would have just before the other commit.
       expect(serving.db.changeGeneration()).toBe(afterOwn)
       await nextTurn()

@@ -14,7 +14,7 @@ const BASE = '/v1/fhir/r4'
 let t: TestServer
 beforeAll(async () => {
   t = await startTestServer({ plan: 'scale' })
-  importTerminology(t.server.db, [NUCC_CSV], { release: '25.0', now: t.now() })
+  await importTerminology(t.server.db, [NUCC_CSV], { release: '25.0', now: t.now() })
 })
 afterAll(() => t.close())
 
@@ -700,7 +700,7 @@ describe('metadata', () => {
       'if-none-match': etag,
     })
     expect(again.status).toBe(304)
-    importTerminology(t.server.db, [NUCC_CSV], { release: '25.1', now: t.now() + 1 })
+    await importTerminology(t.server.db, [NUCC_CSV], { release: '25.1', now: t.now() + 1 })
     const changed = await t.get(`${BASE}/metadata?mode=terminology`, {
       ...bearer(t.key),
       'if-none-match': etag,

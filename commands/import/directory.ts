@@ -3,7 +3,9 @@ import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
 import { progressLine } from '../../src/cli/progress.js'
 import { importDirectory } from '../../src/directory/importer.js'
 import type { ImportSummary } from '../../src/fhir/store/importer.js'
+import { ingestLimits } from '../../src/ingest/limits.js'
 import { resolveSources } from '../../src/ingest/sources.js'
+import { interruptible } from '../../src/cli/interrupts.js'
 
 const SHOWN_PROBLEMS = 50
 
@@ -26,21 +28,31 @@ export default class ImportDirectory extends SvcCommand {
 
   async run(): Promise<ImportSummary> {
     const { argv, flags } = await this.parse(ImportDirectory)
-    const { db } = await this.openStore(flags)
-    const sources = await resolveSources(argv as string[])
+    const { db, config } = await this.openStore(flags)
+    const limits = ingestLimits(config)
+    const sources = await resolveSources(argv as string[], { limits })
     const progress = progressLine(process.stderr)
     let shown = 0
-    const summary = await importDirectory(db, sources, {
-      onProgress: ({ source, records, imported, skipped }) =>
-        progress.update(
-          `${source}: ${records.toLocaleString('en-US')} records, ${imported.toLocaleString('en-US')} imported, ${skipped} skipped`,
-        ),
-      onProblem: (problem) => {
-        if (flags.json || ++shown > SHOWN_PROBLEMS) return
+    const summary = await interruptible(
+      (signal) =>
+        importDirectory(db, sources, {
+          limits,
+          signal,
+          onProgress: ({ source, records, imported, skipped }) =>
+            progress.update(
+              `${source}: ${records.toLocaleString('en-US')} records, ${imported.toLocaleString('en-US')} imported, ${skipped} skipped`,
+            ),
+          onProblem: (problem) => {
+            if (flags.json || ++shown > SHOWN_PROBLEMS) return
+            progress.clear()
+            this.logToStderr(`${problem.source}:${problem.line}: ${problem.message} (skipped)`)
+          },
+        }),
+      (line) => {
         progress.clear()
-        this.logToStderr(`${problem.source}:${problem.line}: ${problem.message} (skipped)`)
+        this.logToStderr(line)
       },
-    })
+    )
     progress.clear()
     if (summary.skipped > SHOWN_PROBLEMS && !flags.json)
       this.logToStderr(`… ${summary.skipped - SHOWN_PROBLEMS} more skipped records (see --json)`)

@@ -1,6 +1,8 @@
 import { Flags } from '@oclif/core'
 import { clockFromEnv } from '../../src/clock.js'
 import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
+import { interruptible } from '../../src/cli/interrupts.js'
+import { ingestLimits } from '../../src/ingest/limits.js'
 import { syncPublishers } from '../../src/scheduling/sync/syncPublisher.js'
 
 export default class ImportPublishers extends SvcCommand {
@@ -16,13 +18,21 @@ export default class ImportPublishers extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(ImportPublishers)
-    const { db } = await this.openStore(flags)
+    const { db, config } = await this.openStore(flags)
     const tty = process.stderr.isTTY && !this.jsonEnabled()
-    const reports = await syncPublishers(db, {
-      clock: clockFromEnv(),
-      only: flags.publisher,
-      onProgress: tty ? (slug, read) => process.stderr.write(`\r${slug}: ${read} records read`) : undefined,
-    })
+    const reports = await interruptible(
+      (signal) =>
+        syncPublishers(db, {
+          clock: clockFromEnv(),
+          only: flags.publisher,
+          limits: ingestLimits(config),
+          signal,
+          onProgress: tty
+            ? (slug, read) => process.stderr.write(`\r${slug}: ${read} records read`)
+            : undefined,
+        }),
+      (line) => this.logToStderr(`${tty ? '\r\u001b[K' : ''}${line}`),
+    )
     if (tty) process.stderr.write('\r\u001b[K')
     for (const report of reports) {
       for (const problem of report.problems) this.warn(`${problem.file}:${problem.line}: ${problem.message}`)

@@ -1,5 +1,7 @@
 import { Flags } from '@oclif/core'
 import { SvcCommand } from '../../src/cli/baseCommand.js'
+import { interruptible } from '../../src/cli/interrupts.js'
+import { ingestLimits } from '../../src/ingest/limits.js'
 import { importTerminology } from '../../src/terminology/import/importFiles.js'
 import { describeBadRecord } from '../../src/terminology/model.js'
 
@@ -23,8 +25,17 @@ export default class ImportTerminology extends SvcCommand {
     const { argv, flags } = await this.parse(ImportTerminology)
     const paths = argv as string[]
     if (paths.length === 0) this.error('Give at least one file or directory to import', { exit: 2 })
-    const { db } = await this.openStore(flags)
-    const summary = importTerminology(db, paths, { release: flags.release, now: Date.now() })
+    const { db, config } = await this.openStore(flags)
+    const summary = await interruptible(
+      (signal) =>
+        importTerminology(db, paths, {
+          release: flags.release,
+          now: Date.now(),
+          limits: ingestLimits(config),
+          signal,
+        }),
+      (line) => this.logToStderr(line),
+    )
     for (const bad of summary.bad) this.logToStderr(`skipped ${describeBadRecord(bad)}`)
     for (const system of summary.codeSystems) {
       this.log(`code system ${system.url} release ${system.version}: ${system.concepts} codes`)

@@ -1,4 +1,6 @@
 import { type Config, type ConfigOverrides, resolveConfig } from '../config.js'
+import { INGEST_SETTINGS } from '../ingest/limits.js'
+import { UPSTREAM_MAX_ANSWER_MB } from '../upstream/settings.js'
 import { DOMAINS } from './domains.js'
 
 /** The appliance's settings and every domain's, resolved: flags > SVC_* > config file > fallbacks. */
@@ -6,9 +8,9 @@ export function resolveAppConfig(
   overrides: ConfigOverrides = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
-  return resolveConfig(
-    overrides,
-    env,
-    DOMAINS.flatMap((domain) => domain.settings ?? []),
-  )
+  return resolveConfig(overrides, env, [
+    ...INGEST_SETTINGS,
+    UPSTREAM_MAX_ANSWER_MB,
+    ...DOMAINS.flatMap((domain) => domain.settings ?? []),
+  ])
 }

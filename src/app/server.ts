@@ -11,7 +11,7 @@ import { fhirBaseEndpoints, type MetadataModes, withFormat } from '../fhir/endpo
 import { createApp } from '../http/app.js'
 import { answerClientErrors, MAX_HEADER_BYTES } from '../http/clientError.js'
 import type { Routes } from '../http/routes.js'
-import type { UpstreamTuning } from '../upstream/client.js'
+import { type UpstreamTuning, upstreamTuning } from '../upstream/client.js'
 import { DOMAINS } from './domains.js'
 import { openStore } from './store.js'
 
@@ -89,7 +89,7 @@ export async function startServer(
     db,
     config: effective,
     clock,
-    upstream: options.upstream ?? {},
+    upstream: { ...upstreamTuning(effective), ...options.upstream },
   })
   const app = createApp({
     db,

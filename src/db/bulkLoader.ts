@@ -162,13 +162,13 @@ export class BulkLoader {
     await this.#end()
   }
 
-  /** Ends the thread after what it holds, if it still runs, and removes the file (closed or not). */
+  /** Ends the thread after what it holds, if it still runs, and removes the file (closed or not) and its side files. */
   async abort(): Promise<void> {
     if (!this.#ended) {
       await this.#send({ action: 'abort' }).catch(() => undefined)
       await this.#end()
     }
-    rmSync(this.path, { force: true })
+    for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${this.path}${suffix}`, { force: true })
   }
 
   async #end(): Promise<void> {

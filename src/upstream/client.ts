@@ -1,6 +1,10 @@
 import { setTimeout as wait } from 'node:timers/promises'
 import { type Dispatcher, request } from 'undici'
+import { type Config, settingOf } from '../config.js'
 import { ApiError } from '../http/errors.js'
+import { parseJsonRecord } from '../ingest/json.js'
+import { describeMb } from '../ingest/limits.js'
+import { UPSTREAM_MAX_ANSWER_MB } from './settings.js'
 
 /** What a source said when it did answer: a 2xx, or a 404/410 (the record does not exist there). */
 export interface UpstreamAnswer {
@@ -30,6 +34,8 @@ export interface UpstreamOptions {
   retryDelayMs?: number
   /** A source asking to wait longer than this is not retried: the caller is told to come back later. */
   maxRetryAfterMs?: number
+  /** An answer larger than this is cut off as it passes it: 502, and never held whole. */
+  maxAnswerBytes?: number
   headers?: Record<string, string>
   dispatcher?: Dispatcher
   /** Injected in tests so that retries and Retry-After waits cost no wall time. */
@@ -38,7 +44,12 @@ export interface UpstreamOptions {
 }
 
 /** What deployments and tests may adjust on every source client (timeouts, retry waits). */
-export type UpstreamTuning = Pick<UpstreamOptions, 'timeoutMs' | 'retryDelayMs' | 'sleep'>
+export type UpstreamTuning = Pick<UpstreamOptions, 'timeoutMs' | 'retryDelayMs' | 'sleep' | 'maxAnswerBytes'>
+
+/** What every source client is built with, as configured. */
+export function upstreamTuning(config: Config): UpstreamTuning {
+  return { maxAnswerBytes: (settingOf(config, UPSTREAM_MAX_ANSWER_MB) ?? 32) * 1024 * 1024 }
+}
 
 type Failure =
   | { kind: 'throttled'; retryAfterMs: number | undefined }
@@ -72,6 +83,7 @@ export class UpstreamSource {
       timeoutMs: 10_000,
       retryDelayMs: 250,
       maxRetryAfterMs: 5_000,
+      maxAnswerBytes: 32 * 1024 * 1024,
       sleep: (ms, signal) => wait(ms, undefined, { signal }),
       now: Date.now,
       ...options,
@@ -145,15 +157,30 @@ export class UpstreamSource {
           },
         }
       }
-      const text = await response.body.text()
-      try {
-        return { ok: true, answer: { status, headers, body: JSON.parse(text) } }
-      } catch {
+      const bytes = await this.#readAnswer(response.body)
+      if (bytes === undefined) {
+        const limit = describeMb(this.#options.maxAnswerBytes, 'SVC_UPSTREAM_MAX_ANSWER_MB')
         return {
           ok: false,
-          failure: { kind: 'failed', detail: `${this.#options.name} answered unreadably.`, transient: true },
+          failure: {
+            kind: 'failed',
+            detail: `${this.#options.name} answered more than ${limit}, the limit of one answer.`,
+            transient: false,
+          },
         }
       }
+      const record = parseJsonRecord(bytes)
+      if ('problem' in record) {
+        return {
+          ok: false,
+          failure: {
+            kind: 'failed',
+            detail: `${this.#options.name} answered unreadably (${record.problem.replace(/ \(.*\)$/, '')}).`,
+            transient: !record.problem.startsWith('nested'),
+          },
+        }
+      }
+      return { ok: true, answer: { status, headers, body: record.value } }
     } catch (error) {
       if (call.signal?.aborted) throw this.#outOfTime()
       if (timeout.aborted) return { ok: false, failure: { kind: 'timeout' } }
@@ -167,6 +194,21 @@ export class UpstreamSource {
         },
       }
     }
+  }
+
+  /** The answer's bytes, or undefined (the body destroyed) as soon as they pass the limit. */
+  async #readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer | undefined> {
+    const chunks: Buffer[] = []
+    let length = 0
+    for await (const chunk of body) {
+      length += chunk.length
+      if (length > this.#options.maxAnswerBytes) {
+        body.destroy()
+        return undefined
+      }
+      chunks.push(chunk)
+    }
+    return Buffer.concat(chunks)
   }
 
   /** Delta-seconds or an HTTP date; anything else is treated as unstated. */

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 /** The built CLI (`npm test` builds first), run as a user would run it. */
@@ -69,5 +70,63 @@ export function startServeProcess(env: Record<string, string>, args: string[] = 
       output += chunk
     })
     child.once('exit', (code) => reject(new Error(`svc serve exited (${code}): ${output}`)))
+  })
+}
+
+export interface MeasuredResult extends CliResult {
+  /** Wall time of the run. */
+  ms: number
+  /** The process's peak resident memory (VmHWM, read from /proc while it ran), in MB. */
+  peakRssMb: number
+}
+
+/** The peak resident memory of a running process so far (Linux), in MB; 0 once it is gone. */
+export function peakRssMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Runs `svc <args>` like runCli, measuring its wall time and peak RSS. VmHWM only grows, so the last reading
+ * before the process ends is its peak but for its last few milliseconds. `onStart` may signal it.
+ */
+export function runCliMeasured(
+  args: string[],
+  env: Record<string, string> = {},
+  onStart?: (child: ChildProcess) => void,
+): Promise<MeasuredResult> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })
+    let stdout = ''
+    let stderr = ''
+    let peak = 0
+    const poll = setInterval(() => {
+      peak = Math.max(peak, peakRssMb(child.pid as number))
+    }, 20)
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('exit', () => {
+      clearInterval(poll)
+    })
+    child.on('close', (code, signal) =>
+      resolve({
+        code: code ?? (signal ? -1 : null),
+        stdout,
+        stderr,
+        ms: performance.now() - started,
+        peakRssMb: peak,
+      }),
+    )
+    onStart?.(child)
   })
 }

@@ -1,6 +1,10 @@
-import { rmSync } from 'node:fs'
+import { readdirSync, rmSync } from 'node:fs'
+import { basename, dirname, extname } from 'node:path'
 import type { Db } from '../../db/open.js'
-import { decoded, type ImportSource, linesOf, SourceError } from '../../ingest/sources.js'
+import { parseJsonRecord, readJsonDocument } from '../../ingest/json.js'
+import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
+import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
+import { type ImportSource, SourceError } from '../../ingest/sources.js'
 import { UserError } from '../../userError.js'
 import { releaseFileName, releasePath, releasesTable } from './releases.js'
 import { ReleaseWriter } from './releaseWriter.js'
@@ -40,6 +44,9 @@ export interface ImportOptions {
   /** Records per batch handed to the thread that writes the release file. */
   batchSize?: number
   now?: () => number
+  limits?: IngestLimits
+  /** Aborted (Ctrl-C, SIGTERM): the import stops, and its partial release goes with every file of it. */
+  signal?: AbortSignal
 }
 
 export class ImportError extends UserError {
@@ -60,20 +67,48 @@ function alive(pid: number | null): boolean {
   }
 }
 
-/** Files of releases no longer served. Where one is still open (Windows), a later import tries again. */
-function removeOldFiles(db: Db, releases: string): void {
+/** A release file and the side files SQLite may leave beside it (a killed import's journal). */
+function removeReleaseFiles(db: Db, file: string): void {
+  for (const suffix of ['', '-journal', '-wal', '-shm']) {
+    try {
+      rmSync(releasePath(db.name, `${file}${suffix}`), { force: true })
+    } catch {
+      // Still open somewhere (Windows): a later import tries again.
+    }
+  }
+}
+
+/**
+ * Files of releases no longer served, side files included, and any file of this store's release naming
+ * beside the main file that no release in the table is loading or serving (what an import killed before
+ * its row was written left).
+ */
+function removeOldFiles(db: Db, store: string): void {
+  const releases = releasesTable(store)
   const files = db
     .prepare(`SELECT file FROM ${releases} WHERE file IS NOT NULL AND state IN ('replaced', 'failed')`)
     .pluck()
     .all() as string[]
-  for (const file of files) {
-    try {
-      rmSync(releasePath(db.name, file), { force: true })
-    } catch {
-      // kept for the next import
-    }
+  for (const file of files) removeReleaseFiles(db, file)
+  const kept = new Set(
+    db
+      .prepare(`SELECT file FROM ${releases} WHERE file IS NOT NULL AND state IN ('active', 'loading')`)
+      .pluck()
+      .all() as string[],
+  )
+  const extension = extname(db.name)
+  const pattern = new RegExp(
+    `^${escapeRegExp(basename(db.name, extension))}\\.${store}-\\d+${escapeRegExp(extension)}(-journal|-wal|-shm)?$`,
+  )
+  for (const name of readdirSync(dirname(db.name))) {
+    const match = pattern.exec(name)
+    if (!match) continue
+    const file = name.slice(0, name.length - (match[1]?.length ?? 0))
+    if (!kept.has(file)) removeReleaseFiles(db, file)
   }
 }
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /** Imports that died midway: their release goes to failed and its file (or, before files, tables) away. */
 function clearDebris(db: Db, layout: StoreLayout): void {
@@ -90,7 +125,7 @@ function clearDebris(db: Db, layout: StoreLayout): void {
     }
     db.prepare(`UPDATE ${releases} SET state = 'failed' WHERE id = ?`).run(release.id)
   }
-  removeOldFiles(db, releases)
+  removeOldFiles(db, layout.declaration.name)
 }
 
 /** A record as the source gives it: validated, typed, or the reason it is skipped. */
@@ -129,6 +164,7 @@ export async function importRelease(
   const started = now()
   const store = layout.declaration.name
   const releases = releasesTable(store)
+  const limits = options.limits ?? DEFAULT_INGEST_LIMITS
   clearDebris(db, layout)
   const release = db
     .transaction(() => {
@@ -177,12 +213,12 @@ export async function importRelease(
       records++
       let parsed = given
       if (parsed === undefined) {
-        try {
-          parsed = JSON.parse(data.toString('utf8', start, end))
-        } catch (error) {
-          problem(source, line, `not valid JSON (${(error as Error).message})`)
+        const record = parseJsonRecord(data, start, end)
+        if ('problem' in record) {
+          problem(source, line, record.problem)
           return undefined
         }
+        parsed = record.value
       }
       const checked = check(layout, parsed)
       if (checked.kind === 'bad') {
@@ -204,22 +240,41 @@ export async function importRelease(
       )
     }
 
+    const tooLarge = `larger than ${describeMb(limits.maxRecordBytes, 'SVC_IMPORT_MAX_RECORD_MB')}, the limit of one record`
     for (const source of sources) {
-      const stream = await decoded(await source.open())
+      const stream = await source.open(options.signal)
       const report = () => options.onProgress?.({ source: source.name, records, imported, skipped })
-      if (source.format === 'json') {
-        await readDocument(stream, source.name, take, problem)
-      } else {
-        for await (const { first, data, bounds } of linesOf(stream)) {
-          for (let at = 0; at < bounds.length; at += 2) {
-            const start = bounds[at] as number
-            const end = bounds[at + 1] as number
-            if (isBlank(data, start, end)) continue
-            const behind = take(source.name, first + at / 2, data, start, end)
-            if (behind) await behind
-            if (records % PROGRESS_EVERY === 0) report()
+      let lastLine = 0
+      try {
+        if (source.format === 'json') {
+          await readDocument(stream, source.name, limits, take, problem)
+        } else {
+          for await (const { first, data, bounds } of linesOf(stream, limits)) {
+            for (let at = 0; at < bounds.length; at += 2) {
+              lastLine = first + at / 2
+              const start = bounds[at] as number
+              const end = bounds[at + 1] as number
+              if (start === OVERSIZED) {
+                records++
+                problem(source.name, lastLine, tooLarge)
+                continue
+              }
+              if (isBlank(data, start, end)) continue
+              const behind = take(source.name, lastLine, data, start, end)
+              if (behind) await behind
+              if (records % PROGRESS_EVERY === 0) report()
+            }
+            if (options.signal?.aborted) throw new ImportError(`${store} import interrupted`)
           }
         }
+      } catch (error) {
+        if (error instanceof UserError) throw error
+        // A truncated or corrupt file, or a source that broke off: say where it stopped.
+        throw new ImportError(
+          `${source.name}: ${(error as Error).message}${source.format === 'ndjson' ? ` after line ${lastLine}, the last whole line read` : ''}; the previous ${store} is kept`,
+        )
+      } finally {
+        stream.destroy()
       }
       report()
     }
@@ -246,7 +301,7 @@ export async function importRelease(
       durationMs: now() - started,
     }
     goLive(db, layout, release, summary, now)
-    removeOldFiles(db, releases)
+    removeOldFiles(db, store)
     return summary
   } catch (error) {
     await writer.abort()
@@ -295,31 +350,15 @@ type Take = (
   parsed?: unknown,
 ) => Promise<void> | undefined
 
-/** Spaces, tabs and CRs only (a blank line of NDJSON, skipped). */
-function isBlank(data: Buffer, start: number, end: number): boolean {
-  for (let at = start; at < end; at++) {
-    const byte = data[at]
-    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false
-  }
-  return true
-}
-
 /** A whole JSON document: one resource, or a Bundle whose entries' resources are taken (numbered from 1). */
 async function readDocument(
   stream: AsyncIterable<Buffer>,
   source: string,
+  limits: IngestLimits,
   take: Take,
   problem: (source: string, line: number, message: string) => void,
 ): Promise<void> {
-  const chunks: Buffer[] = []
-  for await (const chunk of stream) chunks.push(chunk)
-  const whole = Buffer.concat(chunks)
-  let document: unknown
-  try {
-    document = JSON.parse(whole.toString('utf8'))
-  } catch (error) {
-    throw new SourceError(`${source}: not a valid JSON document (${(error as Error).message})`)
-  }
+  const { bytes: whole, value: document } = await readJsonDocument(stream, source, limits.maxRecordBytes)
   const bundle = document as { resourceType?: unknown; entry?: unknown }
   if (bundle?.resourceType !== 'Bundle') return take(source, 1, whole, 0, whole.length, document)
   const entries = Array.isArray(bundle.entry) ? bundle.entry : []

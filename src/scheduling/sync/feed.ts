@@ -3,11 +3,19 @@ import { createReadStream } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { Readable } from 'node:stream'
-import { StringDecoder } from 'node:string_decoder'
 import { pathToFileURL } from 'node:url'
-import { type Dispatcher, request } from 'undici'
+import { type FetchPolicy, safeFetch, type SafeResponse } from '../../ingest/fetch.js'
+import { parseJsonRecord, readBounded } from '../../ingest/json.js'
+import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
+import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
+import { guarded } from '../../ingest/sources.js'
 
-/** Reading a publisher's feed: the `$bulk-publish` manifest and its NDJSON outputs, over http(s) or from disk. */
+/**
+ * Reading a publisher's feed: the `$bulk-publish` manifest and its NDJSON outputs, over http(s) or from disk,
+ * through the input-safety layer (src/ingest): records bounded and checked, remote files bounded in size and
+ * time, and the files a remote manifest names fetched only over http(s), on the manifest's own side of the
+ * operator's network.
+ */
 
 export class FeedError extends Error {
   override name = 'FeedError'
@@ -21,6 +29,8 @@ export interface ManifestOutput {
 export interface Manifest {
   transactionTime: string
   outputs: ManifestOutput[]
+  /** What the files it names may reach: a local manifest is the operator's; a remote one is a document. */
+  outputPolicy: FetchPolicy
 }
 
 export interface ManifestValidators {
@@ -39,8 +49,10 @@ export interface FetchedValidators {
 }
 
 export interface FeedOptions {
-  dispatcher?: Dispatcher
+  /** Idle timeout of a remote read, per chunk. */
   timeoutMs?: number
+  limits?: IngestLimits
+  signal?: AbortSignal
 }
 
 const isUrl = (location: string) => /^(https?|file):/i.test(location)
@@ -67,22 +79,33 @@ export async function fetchManifest(
   previous: ManifestValidators,
   options: FeedOptions = {},
 ): Promise<ManifestFetch> {
+  const limits = options.limits ?? DEFAULT_INGEST_LIMITS
   const url = feedUrl(location)
   let body: Buffer
   let etag: string | null = null
   let lastModified: string | null = null
+  let outputPolicy: FetchPolicy
   if (isFile(url)) {
     try {
-      lastModified = (await stat(url)).mtime.toUTCString()
+      const info = await stat(url)
+      if (info.size > limits.maxRecordBytes) throw new Error(tooLarge(limits))
+      lastModified = info.mtime.toUTCString()
       body = await readFile(url)
     } catch (error) {
       throw new FeedError(`cannot read manifest ${url.pathname}: ${(error as Error).message}`)
     }
+    // The operator's own file: what it names is trusted as the operator's.
+    outputPolicy = { operatorUrl: true, fromInternal: true, allowHosts: limits.allowHosts }
   } else {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (previous.etag) headers['if-none-match'] = previous.etag
     if (previous.lastModified) headers['if-modified-since'] = previous.lastModified
-    const response = await httpGet(url, headers, options)
+    const response = await httpGet(
+      url,
+      headers,
+      { operatorUrl: true, fromInternal: false, allowHosts: limits.allowHosts },
+      options,
+    )
     if (response.statusCode === 304) {
       await response.body.dump()
       return { changed: false }
@@ -93,25 +116,33 @@ export async function fetchManifest(
     }
     etag = headerValue(response.headers.etag)
     lastModified = headerValue(response.headers['last-modified'])
-    body = Buffer.from(await response.body.arrayBuffer())
+    try {
+      body = await readBounded(response.body, `manifest ${url}`, limits.maxRecordBytes)
+    } catch (error) {
+      throw new FeedError((error as Error).message)
+    }
+    outputPolicy = { operatorUrl: false, fromInternal: response.fromInternal, allowHosts: limits.allowHosts }
   }
   const sha256 = createHash('sha256').update(body).digest('hex')
   if (sha256 === previous.sha256) return { changed: false }
-  return { changed: true, manifest: parseManifest(body, url), validators: { etag, lastModified, sha256 } }
+  return {
+    changed: true,
+    manifest: parseManifest(body, url, outputPolicy),
+    validators: { etag, lastModified, sha256 },
+  }
 }
+
+const tooLarge = (limits: IngestLimits) =>
+  `larger than ${describeMb(limits.maxRecordBytes, 'SVC_IMPORT_MAX_RECORD_MB')}, the limit of one document`
 
 function headerValue(value: string | string[] | undefined): string | null {
   return (Array.isArray(value) ? value[0] : value) ?? null
 }
 
-function parseManifest(body: Buffer, base: URL): Manifest {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(body.toString('utf8'))
-  } catch (error) {
-    throw new FeedError(`manifest is not JSON: ${(error as Error).message}`)
-  }
-  const manifest = parsed as { transactionTime?: unknown; output?: unknown }
+function parseManifest(body: Buffer, base: URL, outputPolicy: FetchPolicy): Manifest {
+  const record = parseJsonRecord(body)
+  if ('problem' in record) throw new FeedError(`manifest is ${record.problem}`)
+  const manifest = record.value as { transactionTime?: unknown; output?: unknown }
   if (typeof manifest !== 'object' || manifest === null || !Array.isArray(manifest.output)) {
     throw new FeedError('manifest has no "output" list')
   }
@@ -123,23 +154,33 @@ function parseManifest(body: Buffer, base: URL): Manifest {
     if (typeof entry?.type !== 'string' || typeof entry.url !== 'string') {
       throw new FeedError(`manifest output ${index} needs a "type" and a "url"`)
     }
+    let url: URL
     try {
-      return { type: entry.type, url: new URL(entry.url, base) }
+      url = new URL(entry.url, base)
     } catch {
       throw new FeedError(`manifest output ${index} has an invalid url "${entry.url}"`)
     }
+    // A remote manifest never makes the appliance read a local file or device.
+    if (!isFile(base) && url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new FeedError(
+        `manifest output ${index} names ${url.protocol}// ("${entry.url}"): a remote manifest's files are fetched over http or https only`,
+      )
+    }
+    return { type: entry.type, url }
   })
-  return { transactionTime: new Date(manifest.transactionTime).toISOString(), outputs }
+  return { transactionTime: new Date(manifest.transactionTime).toISOString(), outputs, outputPolicy }
 }
 
-async function httpGet(url: URL, headers: Record<string, string>, options: FeedOptions) {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new FeedError(`unsupported URL scheme ${url.protocol}`)
-  }
+async function httpGet(
+  url: URL,
+  headers: Record<string, string>,
+  policy: FetchPolicy,
+  options: FeedOptions,
+): Promise<SafeResponse> {
   try {
-    return await request(url, {
+    return await safeFetch(url, policy, {
       headers,
-      dispatcher: options.dispatcher,
+      signal: options.signal,
       headersTimeout: options.timeoutMs ?? 30_000,
       bodyTimeout: options.timeoutMs ?? 30_000,
     })
@@ -148,54 +189,59 @@ async function httpGet(url: URL, headers: Record<string, string>, options: FeedO
   }
 }
 
-async function openOutput(url: URL, options: FeedOptions): Promise<Readable> {
-  if (isFile(url)) return createReadStream(url)
+async function openOutput(output: URL, manifest: Manifest, options: FeedOptions): Promise<Readable> {
+  if (isFile(output)) return createReadStream(output, { highWaterMark: 1 << 20 })
   const response = await httpGet(
-    url,
+    output,
     { accept: 'application/fhir+ndjson, application/x-ndjson, */*' },
+    manifest.outputPolicy,
     options,
   )
   if (response.statusCode !== 200) {
     await response.body.dump()
-    throw new FeedError(`${url} answered ${response.statusCode}`)
+    throw new FeedError(`${output} answered ${response.statusCode}`)
   }
-  return response.body
+  return guarded(response.body, output.href, options.limits ?? DEFAULT_INGEST_LIMITS)
 }
 
-export interface NdjsonLine {
+/** One record of an output: its parsed value, or why it is refused. */
+export interface NdjsonRecord {
   line: number
-  text: string
+  record: { value: unknown } | { problem: string }
   /** The file's last line had no line break: if it does not parse, the file broke off. */
   unterminated?: boolean
 }
 
 /**
- * Streams an output file line by line with flat memory. A read that fails part-way (connection reset,
- * short body) throws, so the caller can keep the previous data; blank lines are skipped.
+ * Streams an output file record by record with flat memory. A read that fails part-way (connection reset,
+ * short body, a source limit) throws, so the caller can keep the previous data; blank lines are skipped.
  */
-export async function* readNdjson(url: URL, options: FeedOptions = {}): AsyncGenerator<NdjsonLine> {
-  const stream = await openOutput(url, options)
-  const decoder = new StringDecoder('utf8')
-  let pending = ''
+export async function* readNdjson(
+  url: URL,
+  manifest: Manifest,
+  options: FeedOptions = {},
+): AsyncGenerator<NdjsonRecord> {
+  const limits = options.limits ?? DEFAULT_INGEST_LIMITS
+  const stream = await openOutput(url, manifest, options)
   let line = 0
   try {
-    for await (const chunk of stream) {
-      pending += decoder.write(chunk as Buffer)
-      let newline = pending.indexOf('\n')
-      let from = 0
-      while (newline !== -1) {
-        line++
-        const text = pending.slice(from, newline).trim()
-        if (text) yield { line, text }
-        from = newline + 1
-        newline = pending.indexOf('\n', from)
+    for await (const { first, data, bounds, unterminated } of linesOf(stream, limits)) {
+      for (let at = 0; at < bounds.length; at += 2) {
+        line = first + at / 2
+        const start = bounds[at] as number
+        const end = bounds[at + 1] as number
+        if (start === OVERSIZED) {
+          yield { line, record: { problem: tooLarge(limits).replace('document', 'record') }, unterminated }
+          continue
+        }
+        if (isBlank(data, start, end)) continue
+        yield { line, record: parseJsonRecord(data, start, end), unterminated }
       }
-      pending = pending.slice(from)
+      if (options.signal?.aborted) throw new Error('the sync was interrupted')
     }
   } catch (error) {
     throw new FeedError(`${url} broke off after line ${line}: ${(error as Error).message}`)
+  } finally {
+    stream.destroy()
   }
-  pending += decoder.end()
-  const last = pending.trim()
-  if (last) yield { line: line + 1, text: last, unterminated: true }
 }

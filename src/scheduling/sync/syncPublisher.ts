@@ -8,6 +8,7 @@ import {
   fetchManifest,
   type Manifest,
   type ManifestOutput,
+  type NdjsonRecord,
   readNdjson,
 } from './feed.js'
 import { FeedModel, REFERENCE_TYPES } from './feedModel.js'
@@ -47,6 +48,11 @@ export interface SyncOptions extends FeedOptions {
 export const MIN_FETCH_INTERVAL_MS = 60_000
 const MAX_REPORTED_PROBLEMS = 1_000
 const PROGRESS_EVERY = 50_000
+/**
+ * A feed's Locations, Schedules and roles are held in memory while its slots stream in; past this many the
+ * sync fails rather than let a hostile feed fill the memory (a national publisher has tens of thousands).
+ */
+export const MAX_REFERENCE_RECORDS = 250_000
 
 type Json = Record<string, unknown>
 
@@ -80,28 +86,28 @@ class Problems {
   }
 }
 
-function parseLine(text: string): Json | string {
-  try {
-    const value: unknown = JSON.parse(text)
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Json)
-      : 'not a JSON object'
-  } catch (error) {
-    return `not JSON (${(error as Error).message})`
-  }
+/** A record as a JSON object, or why it is not one. */
+function objectOf(record: NdjsonRecord['record']): Json | string {
+  if ('problem' in record) return record.problem
+  const { value } = record
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Json)
+    : 'not a JSON object'
 }
 
 /** Reads every line of an output; a final line cut short means the file broke off, which fails the sync. */
 async function eachRecord(
   output: ManifestOutput,
+  manifest: Manifest,
   options: FeedOptions,
   problems: Problems,
   take: (record: Json, line: number) => void,
 ): Promise<number> {
   let read = 0
-  for await (const { line, text, unterminated } of readNdjson(output.url, options)) {
+  for await (const entry of readNdjson(output.url, manifest, options)) {
     read++
-    const record = parseLine(text)
+    const { line, unterminated } = entry
+    const record = objectOf(entry.record)
     if (typeof record === 'string') {
       if (unterminated) throw new FeedError(`${displayName(output.url)} ends in a partial record`)
       problems.add({ file: displayName(output.url), line, message: record })
@@ -155,7 +161,18 @@ export async function syncPublisher(db: Db, slug: string, options: SyncOptions):
     return finish('synced')
   } catch (error) {
     if (!(error instanceof FeedError)) throw error
+    // What the rolled-back transaction spilled into the WAL goes back to the disk.
+    giveBackWal(db)
     return finish('failed', error.message)
+  }
+}
+
+/** Checkpoints the WAL and truncates it, when no reader holds it; a busy file is left for the next checkpoint. */
+function giveBackWal(db: Db): void {
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)')
+  } catch {
+    // Another connection is writing: its own checkpoint will do.
   }
 }
 
@@ -173,9 +190,15 @@ async function importFeed(
     if (options.onProgress && report.read % PROGRESS_EVERY === 0)
       options.onProgress(publisher.slug, report.read)
   }
+  let references = 0
   for (const type of REFERENCE_TYPES) {
     for (const output of manifest.outputs.filter((candidate) => candidate.type === type)) {
-      report.read += await eachRecord(output, options, problems, (record, line) => {
+      report.read += await eachRecord(output, manifest, options, problems, (record, line) => {
+        if (++references > MAX_REFERENCE_RECORDS) {
+          throw new FeedError(
+            `${displayName(output.url)}:${line}: the feed names more than ${MAX_REFERENCE_RECORDS.toLocaleString('en-US')} Locations, Schedules and roles, the limit of one publisher`,
+          )
+        }
         const problem = model.add(record, type, line, displayName(output.url))
         if (problem) problems.add({ file: displayName(output.url), line, message: problem })
       })
@@ -198,7 +221,7 @@ async function importFeed(
     const writer = new SlotWriter(db, publisher.slug, part)
     for (const output of manifest.outputs.filter((candidate) => candidate.type === 'Slot')) {
       const file = displayName(output.url)
-      report.read += await eachRecord(output, options, problems, (record, line) => {
+      report.read += await eachRecord(output, manifest, options, problems, (record, line) => {
         progress()
         const slot = readSlot(record)
         if (typeof slot === 'string') return problems.add({ file, line, message: slot })
@@ -260,7 +283,12 @@ export async function syncPublishers(
         .filter((publisher) => publisher.enabled)
         .map((publisher) => publisher.slug)
   const reports: SyncReport[] = []
-  for (const slug of slugs) reports.push(await syncPublisher(db, slug, options))
+  for (const slug of slugs) {
+    const report = await syncPublisher(db, slug, options)
+    reports.push(report)
+    // Interrupted: the publisher under way rolled back; the others are left as they are.
+    if (options.signal?.aborted) throw new FeedError(`interrupted while syncing ${slug}`)
+  }
   if (reports.some((report) => report.outcome === 'synced')) db.exec('PRAGMA optimize')
   return reports
 }

@@ -1,6 +1,10 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { createReadStream, readdirSync, statSync } from 'node:fs'
 import { extname, join, resolve } from 'node:path'
 import type { Db } from '../../db/open.js'
+import { delimitedRows } from '../../ingest/delimited.js'
+import { parseJsonRecord, readJsonDocument } from '../../ingest/json.js'
+import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
+import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
 import { type Converted, fromFhirResource } from '../fhirResources.js'
 import type { BadRecord, CodeSystemRelease, ValueSetRecord } from '../model.js'
 import { writeCodeSystem, writeValueSet } from '../write.js'
@@ -91,13 +95,26 @@ function takeResource(units: Units, resource: unknown, file: string, version: st
   take(units, fromFhirResource(resource, file, version), { file, line })
 }
 
-function readFile(units: Units, file: string, release: string | undefined): void {
-  const text = readFileSync(file, 'utf8')
+async function readFile(
+  units: Units,
+  file: string,
+  release: string | undefined,
+  limits: IngestLimits,
+): Promise<void> {
   const version = fileRelease(file, release)
   const extension = extname(file).toLowerCase()
+  const open = () => createReadStream(file, { highWaterMark: 1 << 20 })
+  const tooLarge = `larger than ${describeMb(limits.maxRecordBytes, 'SVC_IMPORT_MAX_RECORD_MB')}, the limit of one record`
   if (extension === '.csv') {
     try {
-      const { release: nucc, bad } = readNuccCsv(text, file, version)
+      const rows = delimitedRows(open(), {
+        limits,
+        delimiter: ',',
+        quoted: true,
+        encoding: 'utf-8',
+        onOversized: (line) => units.bad.push({ file, line, message: tooLarge }),
+      })
+      const { release: nucc, bad } = await readNuccCsv(rows, file, version)
       units.codeSystems.set(`${nucc.url}|${nucc.version}`, nucc)
       units.bad.push(...bad)
     } catch (error) {
@@ -107,44 +124,62 @@ function readFile(units: Units, file: string, release: string | undefined): void
     return
   }
   if (extension === '.ndjson') {
-    text.split('\n').forEach((line, index) => {
-      if (line.trim() === '') return
-      try {
-        takeResource(units, JSON.parse(line), file, version, index + 1)
-      } catch (error) {
-        units.bad.push({ file, line: index + 1, message: `not valid JSON (${(error as Error).message})` })
+    for await (const { first, data, bounds } of linesOf(open(), limits)) {
+      for (let at = 0; at < bounds.length; at += 2) {
+        const line = first + at / 2
+        const start = bounds[at] as number
+        const end = bounds[at + 1] as number
+        if (start === OVERSIZED) {
+          units.bad.push({ file, line, message: tooLarge })
+          continue
+        }
+        if (isBlank(data, start, end)) continue
+        const record = parseJsonRecord(data, start, end)
+        if ('problem' in record) units.bad.push({ file, line, message: record.problem })
+        else takeResource(units, record.value, file, version, line)
       }
-    })
+    }
     return
   }
   let resource: unknown
   try {
-    resource = JSON.parse(text)
+    resource = (await readJsonDocument(open(), file, limits.maxRecordBytes)).value
   } catch (error) {
-    throw new TerminologyImportError(`${file}: not valid JSON (${(error as Error).message})`)
+    throw new TerminologyImportError((error as Error).message)
   }
   takeResource(units, resource, file, version)
 }
 
+/** Every record of the files, read and checked; nothing is written yet. */
+export interface TerminologyRead {
+  files: string[]
+  units: Units
+}
+
 /**
- * Imports FHIR CodeSystem and ValueSet resources (JSON, Bundle, NDJSON) and NUCC taxonomy CSV files.
- * Every file is read before anything is written; then every release is written in one transaction, each
- * replacing the release of the same URL and version. Bad records are reported and skipped; a file that
- * cannot be read as a whole stops the import and the store keeps its previous data.
+ * Reads FHIR CodeSystem and ValueSet resources (JSON, Bundle, NDJSON) and NUCC taxonomy CSV files, through
+ * the input-safety layer (src/ingest): bad records are kept to report; a file that cannot be read as a whole
+ * stops the import.
  */
-export function importTerminology(
-  db: Db,
+export async function readTerminology(
   paths: string[],
-  options: { release?: string; now: number },
-): ImportSummary {
+  options: { release?: string; limits?: IngestLimits } = {},
+): Promise<TerminologyRead> {
   const files = listFiles(paths)
   if (files.length === 0)
     throw new TerminologyImportError(`no .json, .ndjson or .csv file in ${paths.join(', ')}`)
   const units: Units = { codeSystems: new Map(), valueSets: new Map(), skipped: [], bad: [] }
-  for (const file of files) readFile(units, file, options.release)
+  for (const file of files)
+    await readFile(units, file, options.release, options.limits ?? DEFAULT_INGEST_LIMITS)
+  return { files, units }
+}
+
+/** Writes what was read in one transaction, each release replacing the release of the same URL and version. */
+export function writeTerminology(db: Db, read: TerminologyRead, now: number): ImportSummary {
+  const { files, units } = read
   db.transaction(() => {
-    for (const release of units.codeSystems.values()) writeCodeSystem(db, release, options.now)
-    for (const valueSet of units.valueSets.values()) writeValueSet(db, valueSet, options.now)
+    for (const release of units.codeSystems.values()) writeCodeSystem(db, release, now)
+    for (const valueSet of units.valueSets.values()) writeValueSet(db, valueSet, now)
   }).immediate()
   return {
     files,
@@ -157,4 +192,20 @@ export function importTerminology(
     skipped: units.skipped,
     bad: units.bad,
   }
+}
+
+/**
+ * Imports code systems and value sets: every file is read before anything is written; then every release is
+ * written in one transaction. Bad records are reported and skipped; a file that cannot be read as a whole
+ * stops the import and the store keeps its previous data.
+ */
+export async function importTerminology(
+  db: Db,
+  paths: string[],
+  options: { release?: string; now: number; limits?: IngestLimits; signal?: AbortSignal },
+): Promise<ImportSummary> {
+  const read = await readTerminology(paths, options)
+  if (options.signal?.aborted)
+    throw new TerminologyImportError('the import was interrupted; nothing was written')
+  return writeTerminology(db, read, options.now)
 }

@@ -1,4 +1,4 @@
-import { parse } from 'csv-parse/sync'
+import type { DelimitedRow } from '../../ingest/delimited.js'
 import type { BadRecord, CodeSystemRelease, ConceptRecord } from '../model.js'
 
 export const NUCC_SYSTEM = 'http://nucc.org/provider-taxonomy'
@@ -20,21 +20,14 @@ export class NotNuccError extends Error {}
  * classification's own code (same grouping and classification, no specialization), so `is-a` and
  * `parent`/`child` work on the taxonomy as NUCC draws it.
  */
-export function readNuccCsv(
-  text: string,
+export async function readNuccCsv(
+  rows: AsyncIterable<DelimitedRow>,
   file: string,
   version: string,
-): { release: CodeSystemRelease; bad: BadRecord[] } {
-  const rows = parse(text, {
-    bom: true,
-    info: true,
-    relax_column_count: true,
-    skip_empty_lines: true,
-  }) as unknown as {
-    record: string[]
-    info: { lines: number }
-  }[]
-  const header = rows.shift()?.record.map((name) => name.trim()) ?? []
+): Promise<{ release: CodeSystemRelease; bad: BadRecord[] }> {
+  const iterator = rows[Symbol.asyncIterator]()
+  const first = await iterator.next()
+  const header = first.done ? [] : first.value.fields.map((name) => name.trim())
   const missing = REQUIRED.filter((name) => !header.includes(name))
   if (missing.length > 0)
     throw new NotNuccError(`${file}: not a NUCC taxonomy CSV (no column ${missing.join(', ')})`)
@@ -43,22 +36,19 @@ export function readNuccCsv(
   const concepts = new Map<string, ConceptRecord>()
   const classificationCode = new Map<string, string>()
   const pending: { concept: ConceptRecord; key: string }[] = []
-  for (const { record, info } of rows) {
+  for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+    const { fields: record, line } = next.value
     const code = column(record, 'Code')
     if (record.length !== header.length) {
-      bad.push({ file, line: info.lines, message: `expected ${header.length} columns, got ${record.length}` })
+      bad.push({ file, line, message: `expected ${header.length} columns, got ${record.length}` })
       continue
     }
     if (!TAXONOMY_CODE.test(code)) {
-      bad.push({
-        file,
-        line: info.lines,
-        message: `"${code}" is not a taxonomy code (ten characters ending in X)`,
-      })
+      bad.push({ file, line, message: `"${code}" is not a taxonomy code (ten characters ending in X)` })
       continue
     }
     if (concepts.has(code)) {
-      bad.push({ file, line: info.lines, message: `code ${code} appears twice; the first is kept` })
+      bad.push({ file, line, message: `code ${code} appears twice; the first is kept` })
       continue
     }
     const classification = column(record, 'Classification')
