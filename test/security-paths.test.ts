@@ -113,8 +113,17 @@ describe('path spellings under /v1', () => {
   })
 
   it('logs and counts a spelled path like any request, by its path as sent', async () => {
+    // A minute of its own: refused requests are logged as a sample of each minute (and counted all).
+    t.setNow(t.now() + 60_000)
     const response = await send('GET', '/V1/scheduling/publishers', bearer(t.key))
     await t.server.flush()
+    const minute = Math.floor(t.now() / 60_000)
+    expect(
+      t.server.live
+        .prepare('SELECT count FROM request_tallies WHERE minute = ? AND status = 404 AND path_class = ?')
+        .pluck()
+        .get(minute, 'api'),
+    ).toBe(1)
     const logged = t.server.live
       .prepare('SELECT path, status, org_id FROM request_log WHERE request_id = ?')
       .get(response.headers['x-request-id']) as { path: string; status: number; org_id: number }
@@ -143,6 +152,7 @@ describe('the key check comes first under /v1', () => {
 
 describe('what Node refuses before the app runs', () => {
   it('answers an unknown method in the spec shape, with a request id, and logs it', async () => {
+    t.setNow(t.now() + 60_000)
     const problem = await rawRequest(t.url, 'FOO', '/v1/scheduling/slots', bearer(t.key))
     expect(problem.status).toBe(400)
     expect(problem.headers['content-type']).toMatch(/^application\/problem\+json/)

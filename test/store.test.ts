@@ -53,6 +53,7 @@ describe('migrations', () => {
     expect(tableNames(store.live)).toEqual([
       'key_last_used',
       'request_log',
+      'request_tallies',
       'schema_steps',
       'usage_counters',
       'usage_leases',

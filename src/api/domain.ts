@@ -23,6 +23,8 @@ export interface DomainModule {
   readonly liveSteps?: readonly Migration[]
   /** Its settings (flag > SVC_* > config file > fallback), read with `settingOf` (src/config.ts). */
   readonly settings?: readonly Setting[]
+  /** Rules across its settings, checked when the configuration is resolved: throws ConfigError naming one. */
+  readonly checkConfig?: (config: Config) => void
   /** What the domain serves, loaded on demand. */
   readonly serving?: () => Promise<DomainServing>
   /** Loads the domain's share of the bundled demo data into a store; returns what to tell the user. */

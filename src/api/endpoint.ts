@@ -5,7 +5,14 @@ import type { Db } from '../db/open.js'
 import type { AnswerCache } from '../http/answerCache.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
-import { checkParams, groupQuery, type ParamShape, type ParamSpec, type ParamValues } from './params.js'
+import {
+  checkParams,
+  groupQuery,
+  malformedEscapes,
+  type ParamShape,
+  type ParamSpec,
+  type ParamValues,
+} from './params.js'
 import { mergeRaw, readParametersBody } from './parametersBody.js'
 
 export type HttpMethod = 'GET' | 'POST'
@@ -22,6 +29,8 @@ export interface Services {
   routes: Routes
   /** How long a FHIR batch may run before its running entries answer 504. */
   batchBudgetMs: number
+  /** How long a lone call that waits on an upstream source may run before it answers 504. */
+  upstreamDeadlineMs: number
   /** Answers kept for identical requests, over HTTP and in batches alike. */
   answers: AnswerCache
 }
@@ -93,6 +102,11 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   fhir?: FhirInteraction
   /** Why a FHIR batch entry may not ask for this endpoint (the batch itself, say); unset: it may. */
   notInBatch?: string
+  /**
+   * The handler may wait on an upstream source: its work is aborted when the caller hangs up, and, `call`,
+   * answers 504 past the whole-call deadline (SVC_UPSTREAM_DEADLINE_S); a `batch` keeps its own budget.
+   */
+  waits?: 'call' | 'batch'
   handler: (request: EndpointRequest<P>, services: Services) => EndpointResponse | Promise<EndpointResponse>
 }
 
@@ -129,6 +143,8 @@ export function defineOperation<P extends ParamShape>(
 
 export interface Invocation {
   query: URLSearchParams
+  /** The query as it came, escapes and all, when it came as text (a lone request, a batch entry). */
+  rawQuery?: string
   pathParams: Record<string, string>
   body: unknown
   owner: KeyOwner | undefined
@@ -148,11 +164,17 @@ export function invokeEndpoint(
   services: Services,
 ): EndpointResponse | Promise<EndpointResponse> {
   let raw = groupQuery(invocation.query)
-  let found = {}
+  const malformed = invocation.rawQuery === undefined ? [] : malformedEscapes(invocation.rawQuery)
+  let found: { names?: ParamIssue[]; values?: ParamIssue[] } = {
+    values: malformed.map((name) => ({
+      path: [name],
+      message: `"${name}" holds a % that starts no percent-escape; write a % as %25`,
+    })),
+  }
   if (endpoint.body?.parameters) {
     const read = readParametersBody(invocation.body, endpoint.params)
     raw = mergeRaw(raw, read.raw)
-    found = { names: read.nameIssues, values: read.valueIssues }
+    found = { names: read.nameIssues, values: [...(found.values ?? []), ...read.valueIssues] }
   }
   const checked = checkParams(endpoint.params, raw, found)
   if (!checked.ok) throw ApiError.invalid(checked.issues)

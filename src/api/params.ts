@@ -265,6 +265,48 @@ function parseAbsent(declared: ParamSpec): ParseResult {
   return result
 }
 
+/** A character FHIR's `string` does not allow: below U+0020, except tab, CR and LF. */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/
+
+/**
+ * Why a value (a string, or the strings inside a body value) is not text, if it is not: a control
+ * character, or a lone surrogate (not a character at all). Checked before any rule, so no value reaches a
+ * query, a full-text index or an upstream as bytes.
+ */
+export function textFault(value: unknown): string | undefined {
+  if (typeof value === 'string') {
+    const control = CONTROL.exec(value)?.[0]
+    if (control !== undefined)
+      return `holds a control character (U+${control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')})`
+    return value.isWellFormed() ? undefined : 'holds a lone surrogate, which is not a character'
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) {
+      const fault = textFault(item)
+      if (fault) return fault
+    }
+  }
+  return undefined
+}
+
+/** The names of query parameters whose raw name or value holds a `%` that starts no escape. */
+export function malformedEscapes(rawQuery: string): string[] {
+  if (!rawQuery.includes('%')) return []
+  const names: string[] = []
+  for (const pair of rawQuery.split('&')) {
+    if (!/%(?![0-9A-Fa-f]{2})/.test(pair)) continue
+    const name = pair.split('=')[0] ?? ''
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(name.replaceAll('+', ' '))
+    } catch {
+      decoded = name
+    }
+    names.push(decoded)
+  }
+  return names
+}
+
 /**
  * Checks names first (undeclared and repeated ones, all at once), then every value; returns the parsed
  * values or every issue found. `found` carries issues already seen while reading a body.
@@ -303,6 +345,11 @@ export function checkParams<P extends ParamShape>(
       continue
     }
     const input = declared.repeatable ? given : given?.[0]
+    const fault = input === undefined ? undefined : textFault(input)
+    if (fault) {
+      issues.push({ path: [name], message: `"${name}" ${fault}; values are text` })
+      continue
+    }
     const result = input === undefined ? parseAbsent(declared) : declared.schema.safeParse(input)
     if (result.success) {
       values[name] = result.data

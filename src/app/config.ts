@@ -1,6 +1,7 @@
 import { type Config, type ConfigOverrides, resolveConfig } from '../config.js'
+import { MAX_CONNECTIONS } from '../http/settings.js'
 import { INGEST_SETTINGS } from '../ingest/limits.js'
-import { UPSTREAM_MAX_ANSWER_MB } from '../upstream/settings.js'
+import { UPSTREAM_SETTINGS } from '../upstream/settings.js'
 import { DOMAINS } from './domains.js'
 
 /** The appliance's settings and every domain's, resolved: flags > SVC_* > config file > fallbacks. */
@@ -8,9 +9,12 @@ export function resolveAppConfig(
   overrides: ConfigOverrides = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
-  return resolveConfig(overrides, env, [
+  const config = resolveConfig(overrides, env, [
     ...INGEST_SETTINGS,
-    UPSTREAM_MAX_ANSWER_MB,
+    ...UPSTREAM_SETTINGS,
+    MAX_CONNECTIONS,
     ...DOMAINS.flatMap((domain) => domain.settings ?? []),
   ])
+  for (const domain of DOMAINS) domain.checkConfig?.(config)
+  return config
 }

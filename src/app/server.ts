@@ -4,14 +4,16 @@ import type { AddressInfo } from 'node:net'
 import type { AppContext, DomainServing } from '../api/domain.js'
 import type { Endpoint } from '../api/endpoint.js'
 import type { Clock } from '../clock.js'
-import { type Config, withBoundPort } from '../config.js'
+import { type Config, settingOf, withBoundPort } from '../config.js'
 import type { Db } from '../db/open.js'
 import { docsEndpoints } from '../docs/endpoints.js'
 import { fhirBaseEndpoints, type MetadataModes, withFormat } from '../fhir/endpoints.js'
 import { createApp } from '../http/app.js'
 import { answerClientErrors, MAX_HEADER_BYTES } from '../http/clientError.js'
+import { MAX_CONNECTIONS } from '../http/settings.js'
 import type { Routes } from '../http/routes.js'
 import { type UpstreamTuning, upstreamTuning } from '../upstream/client.js'
+import { UPSTREAM_DEADLINE_S } from '../upstream/settings.js'
 import { DOMAINS } from './domains.js'
 import { openStore } from './store.js'
 
@@ -64,6 +66,7 @@ export async function startServer(
     busyTimeoutMs?: number
     upstream?: UpstreamTuning
     batchBudgetMs?: number
+    bodyTimeoutMs?: number
   } = {},
 ): Promise<RunningServer> {
   const servings = await loadServings()
@@ -80,6 +83,7 @@ export async function startServer(
     keepAliveTimeout: KEEP_ALIVE_MS,
     headersTimeout: KEEP_ALIVE_MS + 1_000,
   })
+  server.maxConnections = settingOf(config, MAX_CONNECTIONS) ?? 2000
   server.listen(config.port, config.host)
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
@@ -100,6 +104,8 @@ export async function startServer(
     requestLog: { flushEveryMs: options.requestLogFlushMs, busyTimeoutMs: options.busyTimeoutMs },
     usage: { busyTimeoutMs: options.busyTimeoutMs },
     batchBudgetMs: options.batchBudgetMs,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    upstreamDeadlineMs: (settingOf(effective, UPSTREAM_DEADLINE_S) ?? 30) * 1000,
   })
   app.requestLog.start()
   app.usage.start()

@@ -44,15 +44,21 @@ export function createDirectory({ db, config, clock, upstream }: AppContext): St
         new UpstreamSource({
           ...upstream,
           baseUrl: remote,
-          name: 'The directory source',
+          name: 'The remote directory',
           timeoutMs: settingOf(config, DIRECTORY_TIMEOUT_MS),
           headers: apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
         }),
         DIRECTORY_STORE.types,
-        'The directory source',
       )
     : new LocalSearch(new ReleaseReader(db, DIRECTORY_LAYOUT), DIRECTORY_STORE.types, replacedRelease)
-  return { tag: 'directory', source, cursors: new CursorCodec(db, clock), responses: UPSTREAM_ERRORS }
+  const cursors = new CursorCodec(db, clock, remote ? 'remote' : 'local')
+  return {
+    tag: 'directory',
+    source,
+    cursors,
+    responses: UPSTREAM_ERRORS,
+    ...(remote ? { waits: 'call' as const } : {}),
+  }
 }
 
 /** Every type's search (Location has none: read only) and read, as the directory publishes them. */

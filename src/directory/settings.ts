@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { defineSetting, milliseconds } from '../config.js'
+import { type Config, defineSetting, milliseconds, settingOf } from '../config.js'
+import { checkCredentialsTransport } from '../upstream/settings.js'
 
 /** A remote FHIR directory base; unset: the imported release answers. */
 export const DIRECTORY_URL = defineSetting({
@@ -24,3 +25,10 @@ export const DIRECTORY_TIMEOUT_MS = defineSetting({
 })
 
 export const DIRECTORY_SETTINGS = [DIRECTORY_URL, DIRECTORY_API_KEY, DIRECTORY_TIMEOUT_MS]
+
+/** The directory's key (or credentials in its URL) travel over https, or http to loopback only. */
+export function checkDirectoryConfig(config: Config): void {
+  const url = settingOf(config, DIRECTORY_URL)
+  if (url)
+    checkCredentialsTransport(url, DIRECTORY_URL.env, settingOf(config, DIRECTORY_API_KEY) !== undefined)
+}

@@ -64,6 +64,7 @@ export function fhirBaseEndpoints(modes: MetadataModes): Endpoint[] {
       body: { maxBytes: BATCH_MAX_BYTES, description: 'A Bundle of type batch.' },
       fhir: { interaction: 'batch' },
       notInBatch: 'A batch cannot contain another batch',
+      waits: 'batch',
       responses: {
         200: { description: 'Bundle of type batch-response, one entry per request entry, in order' },
       },

@@ -8,6 +8,7 @@ import type { Db } from '../db/open.js'
 import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
 import { AnswerCache } from './answerCache.js'
+import { throttledErrorLog } from './errorLog.js'
 import { authenticate } from './middleware/authenticate.js'
 import { compressWhenAccepted } from './middleware/compressWhenAccepted.js'
 import { enforceLimits } from './middleware/enforceLimits.js'
@@ -34,6 +35,10 @@ export interface AppOptions {
   endpoints: readonly Endpoint[]
   /** A FHIR batch's running-time budget; 60 s unless a test shortens it. */
   batchBudgetMs?: number
+  /** A lone call's deadline when it waits on an upstream source (SVC_UPSTREAM_DEADLINE_S). */
+  upstreamDeadlineMs?: number
+  /** How long a request body may take to arrive whole; 30 s unless a test shortens it. */
+  bodyTimeoutMs?: number
 }
 
 export interface App {
@@ -59,11 +64,13 @@ export function createApp(options: AppOptions): App {
     clock,
     routes,
     batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
+    upstreamDeadlineMs: options.upstreamDeadlineMs ?? 30_000,
     answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
   }
   const usage = new UsageCounter(live, clock, options.usage)
   const requestLog = new RequestLog(live.name, clock, options.requestLog)
-  const onInternalError = options.onInternalError ?? ((error) => console.error('internal error:', error))
+  const onInternalError =
+    options.onInternalError ?? throttledErrorLog((line, error) => console.error(line, error), clock)
   const koa = new Koa<RequestState>()
   // Koa reports here what failed after the answer began (a stream cut off); a caller hanging up is not a
   // fault of ours, and Koa's default would print its stack for every one.
@@ -85,6 +92,6 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticate({ realm: new URL(config.baseUrl).host, lookup: keyOwnerLookup(db) }))
   koa.use(enforceLimits({ usage, clock, dashboardUrl: config.dashboardUrl }))
   koa.use(negotiate())
-  koa.use(dispatch(routes, services))
+  koa.use(dispatch(routes, services, { bodyTimeoutMs: options.bodyTimeoutMs }))
   return { koa, routes, requestLog, usage }
 }

@@ -70,18 +70,21 @@ export function answerClientErrors(deps: { log: RequestLog; docsUrl: string; clo
     ]
     const answer = `${head.join('\r\n')}\r\n\r\n${body}`
     socket.end(answer)
-    deps.log.record({
-      requestId,
-      at: deps.clock(),
-      orgId: null,
-      keyId: null,
-      method,
-      path,
-      route: null,
-      group: null,
-      status: refusal.status,
-      durationMs: 0,
-      bytes: Buffer.byteLength(answer),
-    })
+    deps.log.refused(
+      {
+        requestId,
+        at: deps.clock(),
+        orgId: null,
+        keyId: null,
+        method,
+        path,
+        route: null,
+        group: null,
+        status: refusal.status,
+        durationMs: 0,
+        bytes: Buffer.byteLength(answer),
+      },
+      path === '-' ? 'open' : pathBase(path),
+    )
   }
 }

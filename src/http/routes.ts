@@ -172,14 +172,53 @@ export function answerRequest(
     if (key && response.reuse) services.answers.set(key, generation, answer, response.reuse.through)
     return answer
   }
-  const response = invokeEndpoint(endpoint, { ...invocation, query: new URLSearchParams(query) }, services)
+  const response = invokeEndpoint(
+    endpoint,
+    { ...invocation, query: new URLSearchParams(query), rawQuery: query },
+    services,
+  )
   return response instanceof Promise ? response.then(ready) : ready(response)
 }
 
 const NEVER_ABORTED = new AbortController().signal
 
+/**
+ * What a call that waits on an upstream source runs under: aborted when its caller hangs up (the upstream
+ * work stops with it) and, for a lone call, when its deadline passes (504). `done` clears the timer.
+ */
+function callSignal(
+  ctx: Context,
+  endpoint: Endpoint,
+  services: Services,
+): { signal: AbortSignal; done(): void } {
+  if (!endpoint.waits) return { signal: NEVER_ABORTED, done: () => undefined }
+  const controller = new AbortController()
+  const leave = () => {
+    if (!ctx.res.writableFinished) controller.abort(new DOMException('The caller hung up', 'AbortError'))
+  }
+  ctx.res.once('close', leave)
+  const timer =
+    endpoint.waits === 'call'
+      ? setTimeout(
+          () => controller.abort(new DOMException('The call ran out of time', 'TimeoutError')),
+          services.upstreamDeadlineMs,
+        )
+      : undefined
+  return {
+    signal: controller.signal,
+    done: () => {
+      clearTimeout(timer)
+      ctx.res.off('close', leave)
+    },
+  }
+}
+
 /** Dispatches a request to its endpoint; answers 404, 405 with Allow, and OPTIONS 204 with Allow. */
-export function dispatch(routes: Routes, services: Services): Middleware<RequestState> {
+export function dispatch(
+  routes: Routes,
+  services: Services,
+  options: { bodyTimeoutMs?: number } = {},
+): Middleware<RequestState> {
   return async (ctx) => {
     const resolution = routes.resolve(ctx.request.method, ctx.request.path)
     if (resolution.kind === 'not-found') throw notFound(ctx.request.path)
@@ -193,21 +232,28 @@ export function dispatch(routes: Routes, services: Services): Middleware<Request
     }
     const { endpoint, pathParams } = resolution
     ctx.state.endpoint = endpoint
-    const body = endpoint.body ? await readJsonBody(ctx, endpoint.body.maxBytes) : undefined
-    // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
-    const answer = answerRequest(
-      endpoint,
-      ctx.request.path,
-      ctx.request.querystring,
-      {
-        pathParams,
-        body,
-        owner: ctx.state.owner,
-        requestId: ctx.state.requestId,
-        signal: NEVER_ABORTED,
-      },
-      services,
-    )
-    render(ctx, answer instanceof Promise ? await answer : answer, services.answers)
+    const body = endpoint.body
+      ? await readJsonBody(ctx, endpoint.body.maxBytes, options.bodyTimeoutMs)
+      : undefined
+    const call = callSignal(ctx, endpoint, services)
+    try {
+      // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
+      const answer = answerRequest(
+        endpoint,
+        ctx.request.path,
+        ctx.request.querystring,
+        {
+          pathParams,
+          body,
+          owner: ctx.state.owner,
+          requestId: ctx.state.requestId,
+          signal: call.signal,
+        },
+        services,
+      )
+      render(ctx, answer instanceof Promise ? await answer : answer, services.answers)
+    } finally {
+      call.done()
+    }
   }
 }

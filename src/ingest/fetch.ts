@@ -1,7 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
 import { Agent, type Dispatcher, request } from 'undici'
 import { UserError } from '../userError.js'
+import { isInternalAddress } from './addresses.js'
 
 /**
  * Fetching what third parties publish, where the URL may come from a document we fetched (a publisher's
@@ -17,39 +18,6 @@ export class FetchRefused extends UserError {
 }
 
 export const MAX_REDIRECTS = 5
-
-const INTERNAL = new BlockList()
-for (const [address, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  INTERNAL.addSubnet(address, prefix, 'ipv4')
-for (const [address, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  INTERNAL.addSubnet(address, prefix, 'ipv6')
-
-/** Loopback, private, link-local (cloud metadata at 169.254.169.254), shared, reserved or multicast. */
-export function isInternalAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1]
-  if (mapped) return INTERNAL.check(mapped, 'ipv4')
-  const family = isIP(address)
-  if (family === 0) return true
-  return INTERNAL.check(address, family === 4 ? 'ipv4' : 'ipv6')
-}
 
 /** What one fetch may reach. */
 export interface FetchPolicy {
@@ -120,7 +88,15 @@ export async function safeFetch(
     bodyTimeout?: number
   },
 ): Promise<SafeResponse> {
-  let current = url
+  // Credentials written in the URL (`user:pass@`) go as HTTP Basic, to that origin only.
+  let current = new URL(url)
+  const credentialsFor = current.origin
+  const basic =
+    current.username || current.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(current.username)}:${decodeURIComponent(current.password)}`).toString('base64')}`
+      : undefined
+  current.username = ''
+  current.password = ''
   let operatorUrl = policy.operatorUrl
   let fromInternal = policy.fromInternal
   for (let hop = 0; ; hop++) {
@@ -143,7 +119,10 @@ export async function safeFetch(
     let response: Dispatcher.ResponseData
     try {
       response = await request(current, {
-        headers: init.headers,
+        headers:
+          basic && current.origin === credentialsFor
+            ? { ...init.headers, authorization: basic }
+            : init.headers,
         signal: init.signal,
         headersTimeout: init.headersTimeout,
         bodyTimeout: init.bodyTimeout,

@@ -1,5 +1,5 @@
 import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
-import { listPublishers } from './publishers.js'
+import { publishersShown } from './publishers.js'
 import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './model.js'
 import { type GroupMatch, listCodings, searchGroups } from './search/groups.js'
 import { answerHoldsThrough } from './search/matches.js'
@@ -225,7 +225,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
         },
       },
     },
-    handler: (_request, { db }) => ({ body: { publishers: listPublishers(db) }, reuse: {} }),
+    handler: (_request, { db }) => ({ body: { publishers: publishersShown(db) }, reuse: {} }),
   }),
   codingList('specialties', 'specialties', 'specialties', 'Every specialty coding present in served slots'),
   codingList(

@@ -1,4 +1,8 @@
+import { isIP } from 'node:net'
+import { basename } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Db } from '../db/open.js'
+import { isInternalAddress } from '../ingest/addresses.js'
 import { deletePublisherSlots } from './sync/slotWriter.js'
 import { UserError } from '../userError.js'
 
@@ -31,6 +35,33 @@ export function listPublishers(db: Db): Publisher[] {
     toPublisher,
   )
 }
+
+/**
+ * A manifest location as callers may see it: no credentials, query or fragment (tokens travel there), a local
+ * manifest as `file:` and its file name only, and a host on the operator's private network withheld.
+ */
+export function shownManifestUrl(location: string): string {
+  if (!/^https?:/i.test(location))
+    return `file:${basename(location.startsWith('file:') ? fileURLToPath(location) : location)}`
+  const url = new URL(location)
+  url.username = ''
+  url.password = ''
+  url.search = ''
+  url.hash = ''
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  if (host === 'localhost' || (isIP(host) !== 0 && isInternalAddress(host))) {
+    url.hostname = 'withheld.invalid'
+    url.port = ''
+  }
+  return url.href
+}
+
+/** The publishers as the API lists them: manifest locations as callers may see them. */
+export const publishersShown = (db: Db): Publisher[] =>
+  listPublishers(db).map((publisher) => ({
+    ...publisher,
+    manifestUrl: shownManifestUrl(publisher.manifestUrl),
+  }))
 
 export function findPublisher(db: Db, slug: string): Publisher | undefined {
   const row = db.statement(`${SELECT} WHERE slug = ?`).get(slug) as

@@ -32,6 +32,13 @@ const TOUCH_KEY = `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?
   ON CONFLICT (key_id) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)`
 const PRUNE = `DELETE FROM request_log WHERE rowid IN
   (SELECT rowid FROM request_log WHERE at < ? ORDER BY at LIMIT ${PRUNE_CHUNK})`
+const TALLY = `INSERT INTO request_tallies (minute, status, path_class, count) VALUES (?, ?, ?, ?)
+  ON CONFLICT (minute, status, path_class) DO UPDATE SET count = count + excluded.count`
+const PRUNE_TALLIES = 'DELETE FROM request_tallies WHERE minute < ?'
+/** Rows kept a minute of the requests that are otherwise only counted: enough to see what they look like. */
+export const SAMPLED_A_MINUTE = 60
+/** A sampled row's path is cut to this, so that long paths cost no room either. */
+const SAMPLED_PATH_BYTES = 256
 
 /** Request records as columns for the writer thread (RowsOp), filled as requests end. */
 class RecordColumns {
@@ -141,6 +148,10 @@ export class RequestLog {
   #writing: Promise<boolean> | undefined
   #lastPrune = 0
   #pruning = false
+  /** Refused requests not yet written, by `minute|status|path class`. */
+  #tallies = new Map<string, number>()
+  #sampledMinute = -1
+  #sampled = 0
   readonly #writer: WriterThread
 
   constructor(
@@ -167,6 +178,23 @@ export class RequestLog {
   }
 
   /**
+   * A request refused before a key or a route was found (401, or a path nothing serves): counted per minute,
+   * by status and by the class of its path, and not stored row by row, so that traffic from anyone who can
+   * reach the port costs almost no room; the first SAMPLED_A_MINUTE of each minute are kept as rows.
+   */
+  refused(record: RequestRecord, pathClass: string): void {
+    const minute = Math.floor(record.at / 60_000)
+    const key = `${minute}|${record.status}|${pathClass}`
+    this.#tallies.set(key, (this.#tallies.get(key) ?? 0) + 1)
+    if (minute !== this.#sampledMinute) {
+      this.#sampledMinute = minute
+      this.#sampled = 0
+    }
+    if (this.#sampled++ < SAMPLED_A_MINUTE)
+      this.record({ ...record, path: record.path.slice(0, SAMPLED_PATH_BYTES) })
+  }
+
+  /**
    * Writes what is buffered, in batches of at most `maxBuffered` rows so that no transaction holds the live
    * file (which lease transactions on the event loop wait for) for long. Resolves once all is written, or
    * kept for the next try when the store cannot be written. Never rejects.
@@ -179,7 +207,10 @@ export class RequestLog {
       this.#pruning = true
     }
     let written = true
-    while (written && (this.#batches.length > 0 || this.#filling || this.#pruning)) {
+    while (
+      written &&
+      (this.#batches.length > 0 || this.#filling || this.#pruning || this.#tallies.size > 0)
+    ) {
       this.#writing = this.#writeBatch(now)
       try {
         written = await this.#writing
@@ -203,14 +234,21 @@ export class RequestLog {
       this.#filling = undefined
     }
     const batch = this.#batches[0]
-    const sql = [INSERT, TOUCH_KEY]
+    const sql = [INSERT, TOUCH_KEY, TALLY]
     const ops: WriteOp[] = []
     if (batch) {
       for (const [keyId, at] of batch.lastUse()) ops.push([1, [keyId, new Date(at).toISOString()]])
     }
+    const tallies = this.#tallies
+    this.#tallies = new Map()
+    for (const [key, count] of tallies) {
+      const [minute, status, pathClass] = key.split('|')
+      ops.push([2, [Number(minute), Number(status), pathClass, count]])
+    }
     const pruneAt = ops.length
     if (this.#pruning) {
       ops.push([sql.push(PRUNE) - 1, [now - RETENTION_MS]])
+      ops.push([sql.push(PRUNE_TALLIES) - 1, [Math.floor((now - RETENTION_MS) / 60_000)]])
       for (const [statement, params] of usagePruneStatements(now)) ops.push([sql.push(statement) - 1, params])
     }
     try {
@@ -220,6 +258,8 @@ export class RequestLog {
       if (this.#pruning) this.#pruning = (changes[pruneAt] ?? 0) === PRUNE_CHUNK
       return true
     } catch {
+      // Counted again with whatever came since.
+      for (const [key, count] of tallies) this.#tallies.set(key, (this.#tallies.get(key) ?? 0) + count)
       let kept = this.#batches.reduce((sum, kept) => sum + kept.count, this.#filling?.count ?? 0)
       while (kept > MAX_KEPT && this.#batches.length > 0)
         kept -= (this.#batches.shift() as RecordColumns).count

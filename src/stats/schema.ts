@@ -62,4 +62,15 @@ export const STATS_LIVE_STEPS: Migration[] = [
     // The endpoint's group, written by the server, so that `svc top` reads it instead of resolving routes.
     sql: `ALTER TABLE request_log ADD COLUMN grp TEXT;`,
   },
+  {
+    name: 'request-tallies',
+    // Requests refused before a key or a route was found are counted here per minute, not stored row by row.
+    sql: `CREATE TABLE request_tallies (
+      minute INTEGER NOT NULL,      -- minutes since the epoch
+      status INTEGER NOT NULL,
+      path_class TEXT NOT NULL,     -- fhir, api (the rest of /v1) or open
+      count INTEGER NOT NULL,
+      PRIMARY KEY (minute, status, path_class)
+    ) WITHOUT ROWID;`,
+  },
 ]

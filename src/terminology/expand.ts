@@ -211,10 +211,15 @@ function jsonValue(text: string): unknown {
 export function parseImplicit(url: string): { system: string; isA?: string } | undefined {
   const match = /^([^?]+)\?fhir_vs(?:=isa\/(.+))?$/.exec(url)
   if (!match) return undefined
-  return {
-    system: match[1] as string,
-    isA: match[2] === undefined ? undefined : decodeURIComponent(match[2]),
+  let isA: string | undefined
+  try {
+    isA = match[2] === undefined ? undefined : decodeURIComponent(match[2])
+  } catch {
+    throw ApiError.invalid([
+      { path: ['url'], message: '"url" holds a % that starts no percent-escape in its is-a code' },
+    ])
   }
+  return { system: match[1] as string, isA }
 }
 
 /** The system a value set URL is answered from remotely, when it is an implicit value set of such a system. */

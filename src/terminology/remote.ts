@@ -21,7 +21,7 @@ export async function forward(
   if (answer.status === 200 && type === expected) return { body: answer.body }
   if (answer.status === 404 && type === 'OperationOutcome') return { status: 404, body: answer.body }
   throw new ApiError(502, {
-    detail: `The terminology source at ${source.baseUrl} answered ${answer.status} without a ${expected}.`,
+    detail: `${source.name} answered ${answer.status} without a ${expected}.`,
   })
 }
 

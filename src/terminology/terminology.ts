@@ -26,7 +26,7 @@ export function createTerminology({ db, config, clock, upstream }: AppContext): 
     sources: new Map(
       Object.entries(settingOf(config, TERMINOLOGY_SOURCES) ?? {}).map(([system, baseUrl]) => [
         system,
-        new UpstreamSource({ baseUrl, name: `the terminology source for ${system}`, ...upstream }),
+        new UpstreamSource({ baseUrl, name: `The remote terminology source for ${system}`, ...upstream }),
       ]),
     ),
     releases: new RememberedReleases(db),

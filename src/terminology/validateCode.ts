@@ -69,7 +69,7 @@ async function checkCoding(
     const verdict = answer.status === 404 ? undefined : resultOf(answer.body)
     if (!verdict) {
       throw new ApiError(502, {
-        detail: `The terminology source at ${resolved.source.baseUrl} answered $validate-code without a result.`,
+        detail: `${resolved.source.name} answered $validate-code without a result.`,
       })
     }
     return {

@@ -15,7 +15,7 @@ export interface UpstreamAnswer {
 
 export interface UpstreamRequest {
   method?: 'GET' | 'POST'
-  /** Relative to the source's base (`CodeSystem/$lookup?…`), or an absolute URL on the source's origin. */
+  /** Relative to the source's base (`CodeSystem/$lookup?…`), or an absolute URL under it. */
   path: string
   /** Sent as JSON. */
   body?: unknown
@@ -24,9 +24,12 @@ export interface UpstreamRequest {
 }
 
 export interface UpstreamOptions {
-  /** Base URL of the remote FHIR server. */
+  /**
+   * Base URL of the remote FHIR server, as the operator configured it. Credentials in it (`user:pass@`) are
+   * sent as HTTP Basic and never shown; every URL requested must lie under it.
+   */
   baseUrl: string
-  /** Names the source in error details, e.g. `the directory source`. */
+  /** Names the source to callers by what it serves, never by its address: `the remote directory`. */
   name: string
   /** Per attempt. */
   timeoutMs?: number
@@ -41,10 +44,15 @@ export interface UpstreamOptions {
   /** Injected in tests so that retries and Retry-After waits cost no wall time. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
   now?: () => number
+  /** The operator's log: each failure with the source's address and its cause (never its credentials). */
+  log?: (line: string) => void
 }
 
 /** What deployments and tests may adjust on every source client (timeouts, retry waits). */
-export type UpstreamTuning = Pick<UpstreamOptions, 'timeoutMs' | 'retryDelayMs' | 'sleep' | 'maxAnswerBytes'>
+export type UpstreamTuning = Pick<
+  UpstreamOptions,
+  'timeoutMs' | 'retryDelayMs' | 'sleep' | 'maxAnswerBytes' | 'log'
+>
 
 /** What every source client is built with, as configured. */
 export function upstreamTuning(config: Config): UpstreamTuning {
@@ -71,14 +79,22 @@ const MIN_THROTTLED_RETRY_AFTER_S = 2
  * time. It never turns a failure into an empty answer: it either returns what the source said or throws.
  */
 export class UpstreamSource {
-  readonly baseUrl: string
-  readonly #origin: string
+  /** The base without credentials, ending in `/`: every URL requested lies under it. */
+  readonly #base: URL
   readonly #options: Required<Omit<UpstreamOptions, 'dispatcher' | 'headers'>> &
     Pick<UpstreamOptions, 'dispatcher' | 'headers'>
 
   constructor(options: UpstreamOptions) {
-    this.baseUrl = `${options.baseUrl.replace(/\/+$/, '')}/`
-    this.#origin = new URL(this.baseUrl).origin
+    const configured = new URL(`${options.baseUrl.replace(/\/+$/, '')}/`)
+    const basic =
+      configured.username || configured.password
+        ? `Basic ${Buffer.from(`${decodeURIComponent(configured.username)}:${decodeURIComponent(configured.password)}`).toString('base64')}`
+        : undefined
+    configured.username = ''
+    configured.password = ''
+    configured.search = ''
+    configured.hash = ''
+    this.#base = configured
     this.#options = {
       timeoutMs: 10_000,
       retryDelayMs: 250,
@@ -86,17 +102,38 @@ export class UpstreamSource {
       maxAnswerBytes: 32 * 1024 * 1024,
       sleep: (ms, signal) => wait(ms, undefined, { signal }),
       now: Date.now,
+      log: (line) => console.error(line),
       ...options,
+      headers: { ...(basic ? { authorization: basic } : {}), ...options.headers },
     }
   }
 
-  /** The absolute URL of a path on this source; refuses links that leave the source's origin. */
+  /**
+   * The absolute URL of a path on this source. Anything that leaves the base (another origin, a path outside
+   * its prefix, a link the source handed us pointing elsewhere on its host) is refused with 502 and never
+   * requested.
+   */
   resolve(path: string): URL {
-    const url = new URL(path, this.baseUrl)
-    if (url.origin !== this.#origin) {
+    let url: URL
+    try {
+      url = new URL(path, this.#base)
+    } catch {
+      throw new ApiError(502, { detail: `${this.#options.name} sent a link that is not a URL.` })
+    }
+    if (url.origin !== this.#base.origin || !url.pathname.startsWith(this.#base.pathname) || url.username) {
       throw new ApiError(502, { detail: `${this.#options.name} sent a link outside itself.` })
     }
     return url
+  }
+
+  /** What the source is called in what callers are told. */
+  get name(): string {
+    return this.#options.name
+  }
+
+  /** A URL under the base as a path relative to it, to keep (in a cursor) without the source's address. */
+  relative(url: URL): string {
+    return url.href.slice(this.#base.href.length)
   }
 
   async fetchJson(call: UpstreamRequest): Promise<UpstreamAnswer> {
@@ -184,14 +221,11 @@ export class UpstreamSource {
     } catch (error) {
       if (call.signal?.aborted) throw this.#outOfTime()
       if (timeout.aborted) return { ok: false, failure: { kind: 'timeout' } }
-      const reason = (error as Error).message || 'connection failed'
+      // The cause names the address and port: it is the operator's to read, not the caller's.
+      this.#log(`could not be reached: ${(error as Error).message || 'connection failed'}`)
       return {
         ok: false,
-        failure: {
-          kind: 'failed',
-          detail: `${this.#options.name} could not be reached (${reason}).`,
-          transient: true,
-        },
+        failure: { kind: 'failed', detail: `${this.#options.name} could not be reached.`, transient: true },
       }
     }
   }
@@ -209,6 +243,11 @@ export class UpstreamSource {
       chunks.push(chunk)
     }
     return Buffer.concat(chunks)
+  }
+
+  /** A line of the operator's log, naming the source by its address without credentials. */
+  #log(message: string): void {
+    this.#options.log(`upstream ${this.#options.name} (${this.#base.href}): ${message}`)
   }
 
   /** Delta-seconds or an HTTP date; anything else is treated as unstated. */

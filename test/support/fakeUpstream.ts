@@ -11,7 +11,7 @@ export interface FakeUpstream {
   /** Replaces the queue of replies. */
   script(...replies: Reply[]): void
   /** Every request received, in order. */
-  seen: { method: string; url: string; body: string }[]
+  seen: { method: string; url: string; body: string; authorization?: string }[]
   /** Empties both queues between tests. */
   reset(): void
   close(): Promise<void>
@@ -34,7 +34,12 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     let body = ''
     req.on('data', (chunk) => (body += chunk))
     req.on('end', () => {
-      fake.seen.push({ method: req.method ?? '', url: req.url ?? '', body })
+      fake.seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        body,
+        authorization: req.headers.authorization,
+      })
       const reply = fake.replies.shift()
       if (reply) reply(req, res)
       else res.writeHead(500).end()

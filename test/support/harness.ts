@@ -45,6 +45,7 @@ export async function startTestServer(
     busyTimeoutMs?: number
     upstream?: UpstreamTuning
     batchBudgetMs?: number
+    bodyTimeoutMs?: number
     /** Puts a database file at the path before the server opens it (one made by an earlier version, say). */
     prepare?: (dbPath: string) => void
   } = {},
@@ -59,6 +60,7 @@ export async function startTestServer(
     busyTimeoutMs: options.busyTimeoutMs,
     upstream: options.upstream,
     batchBudgetMs: options.batchBudgetMs,
+    bodyTimeoutMs: options.bodyTimeoutMs,
   })
   createOrganization(server.db, { slug: 'acme', name: 'Acme', plan: options.plan ?? 'developer' })
   const { key } = createKey(server.db, { org: 'acme' })

@@ -45,6 +45,8 @@ export interface StoreEndpointsContext {
   cursors: CursorCodec
   /** The statuses an upstream source may add (502, 503, 504), documented on each endpoint. */
   responses?: Record<number, ResponseDoc>
+  /** Set when the source is remote: calls get its deadline and stop when their caller leaves. */
+  waits?: 'call'
 }
 
 /** A type's search endpoint: its declared parameters, rules, paging and cursors, as a searchset Bundle. */
@@ -66,6 +68,7 @@ export function searchEndpoint(
     params,
     rules: (values, services) => searchRules(type, search, values as SearchValues, services.config.baseUrl),
     fhir: { resource: type, interaction: 'search-type' },
+    waits: context.waits,
     responses: { 200: { description: 'Searchset Bundle', schema: BUNDLE_SCHEMA }, ...context.responses },
     handler: async (request, services) => {
       const { cursors } = context
@@ -105,6 +108,7 @@ export function readEndpoint(context: StoreEndpointsContext, type: string, summa
     params: {},
     pathParams: { id: param.string(`${type} id`, { max: 64, pattern: ID_PATTERN }) },
     fhir: { resource: type, interaction: 'read' },
+    waits: context.waits,
     responses: { 200: { description: type, schema: { type: 'object' } }, ...context.responses },
     handler: async (request) => {
       const id = request.pathParams.id as string

@@ -6,9 +6,9 @@ import { ID_PATTERN } from './searchParams.js'
 
 type Resource = Record<string, unknown>
 
-/** What a remote cursor carries: the source's own next link, followed only on the source's origin. */
+/** What a remote cursor carries: the source's next link as a path under its base, never its address. */
 interface RemoteState {
-  u: string
+  p: string
 }
 
 function isResource(value: unknown): value is Resource {
@@ -32,14 +32,12 @@ export class RemoteSearch implements SearchSource {
   constructor(
     private readonly upstream: UpstreamSource,
     types: readonly ResourceTypeDeclaration[],
-    /** Names the source in what callers are told: `The directory source`. */
-    private readonly name: string,
   ) {
     this.#searches = new Map(types.flatMap((type) => (type.search ? [[type.type, type.search]] : [])))
   }
 
   #unreadable(detail: string): ApiError {
-    return new ApiError(502, { detail: `${this.name} answered unreadably: ${detail}.` })
+    return new ApiError(502, { detail: `${this.upstream.name} answered unreadably: ${detail}.` })
   }
 
   async read(type: string, id: string, signal: AbortSignal): Promise<Resource | undefined> {
@@ -57,11 +55,11 @@ export class RemoteSearch implements SearchSource {
     const search = this.#searches.get(kind)
     if (!search) throw new Error(`${kind} has no search`)
     const path =
-      'state' in request ? (request.state as RemoteState).u : `${kind}?${remoteQuery(search, request.values)}`
+      'state' in request ? (request.state as RemoteState).p : `${kind}?${remoteQuery(search, request.values)}`
     const answer = await this.upstream.fetchJson({ path, signal })
     // A search answered "not found" is a refusal of the search, not an empty result.
     if (answer.status !== 200)
-      throw new ApiError(502, { detail: `${this.name} answered ${answer.status} to a search.` })
+      throw new ApiError(502, { detail: `${this.upstream.name} answered ${answer.status} to a search.` })
     const bundle = answer.body as {
       resourceType?: unknown
       type?: unknown
@@ -90,7 +88,9 @@ export class RemoteSearch implements SearchSource {
       includes,
       // A search declared without a total (Practitioner's, by the spec) never carries one, whatever the source says.
       ...(typeof bundle.total === 'number' && search.total ? { total: bundle.total } : {}),
-      ...(next ? { next: { u: this.upstream.resolve(next).href } satisfies RemoteState } : {}),
+      ...(next
+        ? { next: { p: this.upstream.relative(this.upstream.resolve(next)) } satisfies RemoteState }
+        : {}),
     }
   }
 }

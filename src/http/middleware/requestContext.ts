@@ -59,7 +59,8 @@ export function requestContext(deps: {
     ctx.res.on('close', () => {
       const { method, path } = ctx.request
       const endpoint = ctx.state.endpoint ?? deps.endpointOf(method === 'HEAD' ? 'GET' : method, path)
-      deps.log.record({
+      const status = ctx.response.status
+      const record = {
         requestId,
         at: startedAt,
         orgId: ctx.state.owner?.orgId ?? null,
@@ -68,10 +69,14 @@ export function requestContext(deps: {
         path: path.slice(0, 2048),
         route: endpoint?.path ?? null,
         group: endpoint?.tag ?? null,
-        status: ctx.response.status,
+        status,
         durationMs: performance.now() - started,
         bytes: socket.bytesWritten - bytesBefore,
-      })
+      }
+      // What anyone who can reach the port can send, without a key or to no path, is counted, not stored.
+      if (status === 401 || (endpoint === undefined && status >= 400))
+        deps.log.refused(record, ctx.state.base)
+      else deps.log.record(record)
     })
 
     try {
