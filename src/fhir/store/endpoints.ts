@@ -1,12 +1,14 @@
 import { defineEndpoint, type Endpoint, type ResponseDoc } from '../../api/endpoint.js'
 import { param, type ParamShape } from '../../api/params.js'
 import { ApiError } from '../../http/errors.js'
+import { SplicedJson } from '../../http/json.js'
 import { FHIR_BASE } from '../../http/pathBase.js'
 import { searchsetBundle } from '../bundle.js'
 import type { CursorCodec } from '../cursor.js'
 import type { SearchDeclaration } from './declaration.js'
 import { type SearchSource, type SearchValues, searchRules } from './search.js'
 import { ID_PATTERN } from './searchParams.js'
+import { StoredJson } from './stored.js'
 
 const BUNDLE_SCHEMA = {
   type: 'object',
@@ -57,7 +59,9 @@ export function searchEndpoint(
   summary: string,
 ): Endpoint {
   const params = Object.fromEntries(
-    Object.entries(search.params).map(([name, declared]) => [name, declared.spec]),
+    Object.entries(search.params).flatMap(([name, declared]) =>
+      declared.internal ? [] : [[name, declared.spec]],
+    ),
   ) as ParamShape
   return defineEndpoint({
     method: 'GET',
@@ -91,6 +95,7 @@ export function searchEndpoint(
           next: result.next === undefined ? undefined : `${base}?page=${cursors.seal(type, result.next)}`,
           total: result.total,
           matches: result.matches,
+          marks: result.marks,
           includes: result.includes,
         }),
       }
@@ -114,7 +119,7 @@ export function readEndpoint(context: StoreEndpointsContext, type: string, summa
       const id = request.pathParams.id as string
       const resource = await context.source.read(type, id, request.signal)
       if (!resource) throw new ApiError(404, { detail: `No ${type}/${id} is held here.` })
-      return { body: resource }
+      return { body: resource instanceof StoredJson ? new SplicedJson([resource.bytes]) : resource }
     },
   })
 }

@@ -140,7 +140,9 @@ export class ReleaseBuild {
       .transaction(() => {
         const id = Number(
           db
-            .prepare(`INSERT INTO ${this.#releases} (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)`)
+            .prepare(
+              `INSERT INTO ${this.#releases} (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)`,
+            )
             .run(process.pid, new Date(options.startedAt).toISOString(), JSON.stringify(options.sourceNames))
             .lastInsertRowid,
         )
@@ -198,11 +200,9 @@ export class ReleaseBuild {
       }
       for (const table of layout.tables) db.exec(`DROP TABLE IF EXISTS main.${table}`)
       db.prepare(`UPDATE ${this.#releases} SET state = 'replaced' WHERE state = 'active'`).run()
-      db.prepare(`UPDATE ${this.#releases} SET state = 'active', finished_at = ?, summary = ? WHERE id = ?`).run(
-        new Date(finishedAt).toISOString(),
-        JSON.stringify(summary),
-        this.release,
-      )
+      db.prepare(
+        `UPDATE ${this.#releases} SET state = 'active', finished_at = ?, summary = ? WHERE id = ?`,
+      ).run(new Date(finishedAt).toISOString(), JSON.stringify(summary), this.release)
       options.alsoInCommit?.()
     }).immediate()
     removeOldFiles(db, store)

@@ -3,15 +3,18 @@ import { FHIR_BASE } from '../../http/pathBase.js'
 import type { Criterion, ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
 import { referencedId } from './derive.js'
 import type { ReleaseReader } from './reader.js'
+import type { SourcedResource, StoredJson } from './stored.js'
 
 type Resource = Record<string, unknown>
 export type SearchValues = Record<string, unknown>
 
 /** One page of a search, before it is shaped into a Bundle. */
 export interface SearchPage {
-  matches: Resource[]
+  matches: SourcedResource[]
   /** Entries added by `_include`. */
-  includes: Resource[]
+  includes: SourcedResource[]
+  /** Per match, what its entry says about how it matched (SearchDeclaration.mark). */
+  marks?: (Resource[] | undefined)[]
   total?: number
   /** State to seal into the `next` link's cursor, when more matches exist. */
   next?: unknown
@@ -19,7 +22,7 @@ export interface SearchPage {
 
 /** Where a search domain's answers come from: its imported release, or a remote FHIR server. */
 export interface SearchSource {
-  read(type: string, id: string, signal: AbortSignal): Promise<Resource | undefined>
+  read(type: string, id: string, signal: AbortSignal): Promise<SourcedResource | undefined>
   /** A first page from checked parameters, or a later page from the state a cursor carried. */
   search(
     type: string,
@@ -133,7 +136,7 @@ export class LocalSearch implements SearchSource {
     this.#types = new Map(types.map((type) => [type.type, type]))
   }
 
-  async read(type: string, id: string): Promise<Resource | undefined> {
+  async read(type: string, id: string): Promise<SourcedResource | undefined> {
     return this.reader.snapshot(() => this.reader.read(type, id))
   }
 
@@ -153,11 +156,13 @@ export class LocalSearch implements SearchSource {
       const count = typeof values._count === 'number' ? values._count : search.count.default
       const rows = this.reader.page(criteria, state.a, count + 1)
       const page = rows.slice(0, count)
-      const matches = page.map((row) => row.resource)
+      const matches = page.map((row) => row.stored)
       const last = page.at(-1)
+      const { mark } = search
       return {
         matches,
         includes: this.#includes(search, values, matches),
+        ...(mark ? { marks: matches.map((stored) => mark(stored.resource, values)) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(rows.length > count && last
           ? { next: { p: values, a: last.rid, r: release, t: total } satisfies LocalState }
@@ -166,27 +171,28 @@ export class LocalSearch implements SearchSource {
     })
   }
 
-  #includes(search: SearchDeclaration, values: SearchValues, matches: Resource[]): Resource[] {
+  #includes(search: SearchDeclaration, values: SearchValues, matches: StoredJson[]): StoredJson[] {
     const asked =
       values._include === undefined ? [] : ([] as string[]).concat(values._include as string | string[])
     if (asked.length === 0) return []
-    const seen = new Set(matches.map((resource) => `${String(resource.resourceType)}/${String(resource.id)}`))
-    const out: Resource[] = []
-    const add = (resource: Resource | undefined) => {
-      if (!resource) return
-      const key = `${String(resource.resourceType)}/${String(resource.id)}`
+    const seen = new Set(matches.map((stored) => `${stored.type}/${stored.id}`))
+    const out: StoredJson[] = []
+    const add = (stored: StoredJson | undefined) => {
+      if (!stored) return
+      const key = `${stored.type}/${stored.id}`
       if (seen.has(key)) return
       seen.add(key)
-      out.push(resource)
+      out.push(stored)
     }
-    for (const resource of matches) {
+    for (const stored of matches) {
       for (const value of asked) {
         const include = search.includes?.[value]
         if (!include) continue
         if (include.kind === 'reverse') {
-          for (const found of this.reader.referencing(include.param, String(resource.id))) add(found)
+          for (const found of this.reader.referencing(include.param, stored.id)) add(found)
           continue
         }
+        const resource = stored.resource
         for (const path of include.paths) {
           for (const reference of refs(resource[path])) {
             const id = referencedId(reference, include.target)
