@@ -49,6 +49,8 @@ export interface StoreEndpointsContext {
   responses?: Record<number, ResponseDoc>
   /** Set when the source is remote: calls get its deadline and stop when their caller leaves. */
   waits?: 'call'
+  /** What a search's description adds about its pages (a cursor of replaced data answering 410, say). */
+  pagingNote?: string
 }
 
 /** A type's search endpoint: its declared parameters, rules, paging and cursors, as a searchset Bundle. */
@@ -68,7 +70,7 @@ export function searchEndpoint(
     path: `${FHIR_BASE}/${type}`,
     tag: context.tag,
     summary,
-    description: `Searchset Bundle; \`_count\` 1..${search.count.max}; follow the \`next\` link, whose opaque \`page\` cursor expires (400 when expired or altered).`,
+    description: `Searchset Bundle; \`_count\` 1..${search.count.max} (default ${search.count.default}); follow the \`next\` link, whose opaque \`page\` cursor expires (400 when expired or altered).${context.pagingNote ? ` ${context.pagingNote}` : ''}`,
     params,
     rules: (values, services) => searchRules(type, search, values as SearchValues, services.config.baseUrl),
     fhir: { resource: type, interaction: 'search-type' },

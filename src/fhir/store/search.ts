@@ -55,7 +55,7 @@ export function searchRules(
     }
     return issues
   }
-  const declared = Object.entries(search.params)
+  const declared = Object.entries(search.params).filter(([, param]) => !param.internal)
   const criteria = declared.filter(([, param]) => param.role.kind === 'criterion').map(([name]) => name)
   const hasCriterion = criteria.some((name) => given(values, name))
   for (const [name, param] of declared) {
