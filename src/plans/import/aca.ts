@@ -60,9 +60,14 @@ const GENERAL_SCOPE: Record<string, string> = {
 /** One variant's deductibles and out-of-pocket maximums, from the general cost columns it has. */
 function generalCosts(row: VariantRow, report: (message: string) => void): Resource[] {
   const costs: Resource[] = []
-  for (const [column, raw] of Object.entries(row.data)) {
+  const columns = Object.keys(row.data).flatMap((column) => {
     const parts = GENERAL_COST_COLUMN.exec(column)
-    if (!parts) continue
+    return parts ? [{ column, parts, order: generalCostOrder(parts) }] : []
+  })
+  // In one order whatever the file's column order: out-of-pocket maximums, then deductibles, by benefit, tier, scope.
+  columns.sort((a, b) => a.order - b.order)
+  for (const { column, parts } of columns) {
+    const raw = row.data[column] as string
     const [, benefit = '', deductible, tier = '', scope = '', moop] = parts
     if (!deductible && !moop) continue
     const kind = moop ? 'moop' : scope === 'Coinsurance' ? 'deductible-coinsurance' : 'deductible'
@@ -95,6 +100,17 @@ function generalCosts(row: VariantRow, report: (message: string) => void): Resou
     )
   }
   return costs
+}
+
+const rank = (table: Record<string, string>, key: string) => Object.keys(table).indexOf(key)
+
+function generalCostOrder([, benefit = '', deductible, tier = '', scope = '']: RegExpExecArray): number {
+  return (
+    (deductible ? 1 : 0) * 1000 +
+    rank(GENERAL_BENEFIT, benefit) * 100 +
+    rank(GENERAL_TIER, tier) * 10 +
+    rank(GENERAL_SCOPE, scope)
+  )
 }
 
 const metalCode = (level: string) => level.toLowerCase().replace(/\s+/g, '-')
