@@ -71,6 +71,9 @@ export async function* delimitedRows(
       quote: options.quoted ? '"' : false,
       relax_column_count: true,
       relax_quotes: true,
+      // Each chunk's last line reaches the parser with "\n" alone (boundedText ends its text there), whatever
+      // the file's line ends: csv-parse must not take the first line's CRLF as the only record delimiter.
+      record_delimiter: ['\r\n', '\n'],
       skip_empty_lines: true,
       info: true,
     }),
