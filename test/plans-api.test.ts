@@ -43,28 +43,20 @@ describe('InsurancePlan read', () => {
     )
     expect(inNetwork).toEqual([
       {
-        type: {
-          coding: [{ system: 'urn:svc:fhir:CodeSystem:plan-cost', code: 'copay', display: 'Copay' }],
-          text: 'Copay',
-        },
+        type: { text: 'Copay' },
         applicability: {
           coding: [{ system: 'http://terminology.hl7.org/CodeSystem/applicability', code: 'in-network' }],
         },
         qualifiers: [{ text: 'Tier 1' }],
-        value: { value: 60, unit: 'USD', system: 'urn:iso:std:iso:4217', code: 'USD' },
+        value: { value: 60, system: 'urn:iso:std:iso:4217', code: 'USD' },
       },
       {
-        type: {
-          coding: [
-            { system: 'urn:svc:fhir:CodeSystem:plan-cost', code: 'coinsurance', display: 'Coinsurance' },
-          ],
-          text: 'Coinsurance',
-        },
+        type: { text: 'Coinsurance' },
         applicability: {
           coding: [{ system: 'http://terminology.hl7.org/CodeSystem/applicability', code: 'in-network' }],
         },
         qualifiers: [{ text: 'Tier 1' }, { text: 'No Charge' }, { text: 'after deductible' }],
-        value: { value: 0, unit: '%', system: 'http://unitsofmeasure.org', code: '%' },
+        value: { value: 0, system: 'http://unitsofmeasure.org', code: '%' },
       },
     ])
     // The -04 variant (a cost-sharing reduction) has its own costs.
@@ -80,9 +72,9 @@ describe('InsurancePlan read', () => {
         cost.value?.value,
         (cost.qualifiers ?? []).map((q: any) => q.text).join('; '),
       ])
+    // "No Charge" coinsurance beside a copay adds nothing: the copay is the cost.
     expect(brief('Primary Care Visit to Treat an Injury or Illness')).toEqual([
       ['Copay', 'in-network', 30, 'Tier 1; after deductible'],
-      ['Coinsurance', 'in-network', 0, 'Tier 1; No Charge'],
     ])
     expect(brief('Emergency Room Services')).toEqual([
       ['Copay', 'in-network', 950, 'Tier 1; per stay; with deductible'],
@@ -98,7 +90,6 @@ describe('InsurancePlan read', () => {
     expect(brief('Generic Drugs')).toEqual([
       ['Copay', 'in-network', 40, 'Tier 1'],
       ['Copay', 'in-network', 1250, 'Tier 2'],
-      ['Coinsurance', 'in-network', 0, 'Tier 1; No Charge'],
       ['Coinsurance', 'in-network', 35, 'Tier 2'],
     ])
     expect(brief('Preferred Brand Drugs')).toEqual([['Copay', 'in-network', 40, 'Tier 1; before deductible']])

@@ -81,15 +81,14 @@ describe('svc import plans', () => {
     expect(result.stdout).toMatch(/PlanArea\.txt\s+Medicare Advantage PBP PlanArea\s+27\s+3\s+0/)
     expect(result.stdout).toMatch(/ACA 2025: 14 plans as release "aca-2025"/)
     expect(result.stdout).toMatch(/Medicare Advantage 2027: 3 plans as release "ma-2027"/)
-    const benefits = join(ACA, 'constructed', 'benefits-cost-sharing-py2025.csv')
     expect(result.stderr).toContain(
-      `${benefits}:14: PlanId 66252TX9999999-01 has no Plan Attributes row for PY2025; the row is left out`,
+      `${BENEFITS}:14: PlanId 66252TX9999999-01 has no Plan Attributes row for PY2025; the row is left out`,
     )
     expect(result.stderr).toMatch(
-      new RegExp(`${benefits}:15: PlanId "66252TX004000" is not a plan variant id`),
+      new RegExp(`${BENEFITS}:15: PlanId "66252TX004000" is not a plan variant id`),
     )
     expect(result.stderr).toContain(
-      `${benefits}:12: CopayInnTier1 "See the plan brochure" fits no known cost form; kept as text (note)`,
+      `${BENEFITS}:12: CopayInnTier1 "See the plan brochure" fits no known cost form; kept as text (note)`,
     )
     // The PY2026 Network file meets PY2025 plans: its rows are left out, said once, and the plans still import.
     expect(result.stderr).toContain(

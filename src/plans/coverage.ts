@@ -69,6 +69,31 @@ export interface Coverage {
 
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 
+const COVERAGE_AREA = Buffer.from('"coverageArea":')
+
+/**
+ * The `coverageArea` of a stored plan, parsed alone: its bytes found by key and bracket depth (strings
+ * skipped), so that a search's marks read a kilobyte of a plan that may weigh hundreds.
+ */
+export function storedCoverage(bytes: Buffer): Coverage {
+  const key = bytes.indexOf(COVERAGE_AREA)
+  if (key === -1) return coverageOf({})
+  const start = key + COVERAGE_AREA.length
+  let depth = 0
+  let inString = false
+  for (let at = start; at < bytes.length; at++) {
+    const byte = bytes[at]
+    if (inString) {
+      if (byte === 0x5c) at++
+      else if (byte === 0x22) inString = false
+    } else if (byte === 0x22) inString = true
+    else if (byte === 0x5b || byte === 0x7b) depth++
+    else if ((byte === 0x5d || byte === 0x7d) && --depth === 0)
+      return coverageOf({ coverageArea: JSON.parse(bytes.toString('utf8', start, at + 1)) })
+  }
+  return coverageOf({})
+}
+
 /** A plan's coverage, read from its `coverageArea`. */
 export function coverageOf(resource: Resource): Coverage {
   const coverage: Coverage = { states: new Set(), counties: new Map(), wholeStates: [] }

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { param } from '../api/params.js'
 import type { SearchParam, StoreDeclaration } from '../fhir/store/declaration.js'
 import { storeLayout } from '../fhir/store/schema.js'
+import type { StoredJson } from '../fhir/store/stored.js'
 import {
   containsParam,
   exactParam,
@@ -11,7 +12,7 @@ import {
   tokenParam,
 } from '../fhir/store/searchParams.js'
 import { STATE_NAMES } from '../geo/counties.js'
-import { countiesCovered, coverageOf } from './coverage.js'
+import { countiesCovered, coverageOf, storedCoverage } from './coverage.js'
 import { EXTENSIONS, PLAN_TYPES, SYSTEMS } from './vocabulary.js'
 
 /**
@@ -171,10 +172,13 @@ const insurancePlanSearch = {
   ...pagingParams(COUNT),
 } satisfies Record<string, SearchParam>
 
+const PARTIAL_MARK = Buffer.from(EXTENSIONS.partialCounty)
+
 /** A county search marks the plans sold in only part of that county, with the ZIP codes they are sold in. */
-function markPartialCounty(resource: Resource, values: Record<string, unknown>): Resource[] | undefined {
-  if (typeof values.county !== 'string') return undefined
-  const county = coverageOf(resource).counties.get(values.county)
+function markPartialCounty(stored: StoredJson, values: Record<string, unknown>): Resource[] | undefined {
+  // Most plans are sold in whole counties: their bytes say so without being parsed.
+  if (typeof values.county !== 'string' || !stored.bytes.includes(PARTIAL_MARK)) return undefined
+  const county = storedCoverage(stored.bytes).counties.get(values.county)
   if (!county?.partial) return undefined
   return [
     {

@@ -1,5 +1,6 @@
 import type { ParamIssue } from '../../http/errors.js'
 import type { ParamSpec } from '../../api/params.js'
+import type { StoredJson } from './stored.js'
 
 /**
  * A FHIR resource domain declares its store here: its resource types, and for each its search parameters.
@@ -36,12 +37,10 @@ export interface SearchDeclaration {
   includes?: Record<string, IncludeDeclaration>
   /**
    * What a match's entry says about how it matched (`search.extension`), from the search's checked
-   * parameters: a plan sold in only part of the county asked, say.
+   * parameters: a plan sold in only part of the county asked, say. It gets the resource as stored, to look
+   * at its bytes before parsing them (a plan can be hundreds of kilobytes).
    */
-  mark?(
-    resource: Record<string, unknown>,
-    values: Record<string, unknown>,
-  ): Record<string, unknown>[] | undefined
+  mark?(stored: StoredJson, values: Record<string, unknown>): Record<string, unknown>[] | undefined
 }
 
 /**

@@ -162,7 +162,7 @@ export class LocalSearch implements SearchSource {
       return {
         matches,
         includes: this.#includes(search, values, matches),
-        ...(mark ? { marks: matches.map((stored) => mark(stored.resource, values)) } : {}),
+        ...(mark ? { marks: matches.map((stored) => mark(stored, values)) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(rows.length > count && last
           ? { next: { p: values, a: last.rid, r: release, t: total } satisfies LocalState }

@@ -1,7 +1,7 @@
 import { countyArea, wholeStateArea } from '../coverage.js'
 import { EXTENSIONS, SYSTEMS } from '../vocabulary.js'
 import type { BuildContext } from './build.js'
-import { type CostKind, parseCost, parseDate, parseMoney } from './costs.js'
+import { type Cost, type CostKind, parseCost, parseDate, parseMoney } from './costs.js'
 import {
   generalCost,
   planMeta,
@@ -28,14 +28,15 @@ interface VariantRow {
   data: Record<string, string>
 }
 
-interface BenefitRow {
-  file: number
-  line: number
-  fields: string[]
-}
+import type { BenefitRow } from './staging.js'
 
-const field = (row: BenefitRow, name: (typeof BENEFIT_FIELDS)[number]) =>
-  row.fields[BENEFIT_FIELDS.indexOf(name)] ?? ''
+/** A benefit field's position in a staged row, by name: looked up once, read 1.6 million times. */
+const AT = Object.fromEntries(BENEFIT_FIELDS.map((name, index) => [name, index])) as Record<
+  (typeof BENEFIT_FIELDS)[number],
+  number
+>
+
+const field = (row: BenefitRow, name: (typeof BENEFIT_FIELDS)[number]) => row.fields[AT[name]] ?? ''
 
 const ACA_PLAN_TYPES = new Set(['HMO', 'PPO', 'EPO', 'POS', 'Indemnity'])
 
@@ -128,22 +129,83 @@ const CELLS: readonly {
   { name: 'CoinsInnTier2', column: 'coinsurance', network: 'in-network', tier: 'Tier 2' },
   { name: 'CoinsOutofNet', column: 'coinsurance', network: 'out-of-network' },
 ]
+/** The cell of the other kind in the same network and tier (copay <-> coinsurance), by position in CELLS. */
+const PARTNER = [3, 4, 5, 0, 1, 2]
 
 const covered = (row: BenefitRow) => /^covered$/i.test(field(row, 'IsCovered'))
 
+/**
+ * Cost cells read once per distinct text: a national file holds a few thousand distinct strings in 10
+ * million cells. The results are never changed, so one object serves every cell that reads alike.
+ */
+class CostCells {
+  readonly #parsed = new Map<string, Cost>()
+  readonly #built = new Map<string, Resource>()
+
+  parse(raw: string, column: CostKind): Cost {
+    const key = `${column}\u0000${raw}`
+    let cost = this.#parsed.get(key)
+    if (!cost) {
+      cost = parseCost(raw, column)
+      this.#parsed.set(key, cost)
+    }
+    return cost
+  }
+
+  /** A cell as a specificCost entry, built once per distinct cell. */
+  entry(
+    cell: (typeof CELLS)[number],
+    raw: string,
+    cost: Exclude<Cost, { kind: 'none' }>,
+    tiered: boolean,
+  ): Resource {
+    const key = `${cell.name}\u0000${tiered}\u0000${raw}`
+    let built = this.#built.get(key)
+    if (!built) {
+      built = specificCost(cost, cell.column, cell.network, tiered ? cell.tier : undefined)
+      this.#built.set(key, built)
+    }
+    return built
+  }
+}
+
 /** What a member pays for each covered benefit of one variant, cell by cell. */
-function specificCosts(category: string, rows: readonly BenefitRow[], context: BuildContext): Resource[] {
-  const benefits = rows.filter(covered).flatMap((row) => {
-    const costs = CELLS.flatMap(({ name, column, network, tier }) => {
-      const raw = field(row, name)
-      const cost = parseCost(raw, column)
-      if (cost.kind === 'none') return []
+function specificCosts(
+  category: string,
+  rows: readonly BenefitRow[],
+  cells: CostCells,
+  context: BuildContext,
+): Resource[] {
+  // Tiers are named only where the variant has a second in-network tier.
+  const tiered = rows.some(
+    (row) =>
+      cells.parse(field(row, 'CopayInnTier2'), 'copay').kind !== 'none' ||
+      cells.parse(field(row, 'CoinsInnTier2'), 'coinsurance').kind !== 'none',
+  )
+  const benefits: Resource[] = []
+  for (const row of rows) {
+    if (!covered(row)) continue
+    const raws = CELLS.map((cell) => field(row, cell.name))
+    const parsed = CELLS.map((cell, index) => cells.parse(raws[index] as string, cell.column))
+    const costs: Resource[] = []
+    CELLS.forEach((cell, index) => {
+      const cost = parsed[index] as Cost
+      if (cost.kind === 'none') return
       if (cost.kind === 'text')
-        context.report(row.file, row.line, `${name} "${raw}" fits no known cost form; kept as text`)
-      return [specificCost(cost, column, network, tier)]
+        context.report(
+          row.file,
+          row.line,
+          `${cell.name} "${raws[index]}" fits no known cost form; kept as text`,
+        )
+      // "No Charge" beside an amount of the other kind in the same tier says nothing more: the amount is the cost.
+      else if (cost.noCharge && cost.qualifiers.length === 0) {
+        const partner = parsed[PARTNER[index] as number] as Cost
+        if ((partner.kind === 'copay' || partner.kind === 'coinsurance') && !partner.noCharge) return
+      }
+      costs.push(cells.entry(cell, raws[index] as string, cost, tiered))
     })
-    return costs.length > 0 ? [{ type: text(field(row, 'BenefitName')), cost: costs }] : []
-  })
+    if (costs.length > 0) benefits.push({ type: text(field(row, 'BenefitName')), cost: costs })
+  }
   return benefits.length > 0 ? [{ category: text(category), benefit: benefits }] : []
 }
 
@@ -189,196 +251,189 @@ export async function buildAcaPlans(context: BuildContext): Promise<void> {
   const variantsOf = db.prepare(
     'SELECT variant, file, line, data FROM variant WHERE year = ? AND plan = ? ORDER BY variant, rowid',
   )
-  const benefitsOf = db.prepare(
-    'SELECT file, line, data FROM benefit WHERE variant = ? AND year = ? ORDER BY rowid',
-  )
-  const areaOf = db.prepare(
-    'SELECT whole, county, partial, zips, file, line FROM area WHERE year = ? AND state = ? AND issuer = ? AND area = ? ORDER BY rowid',
-  )
-  const networkOf = db.prepare(
-    'SELECT name, file FROM network WHERE year = ? AND state = ? AND issuer = ? AND network = ? ORDER BY rowid LIMIT 1',
-  )
-  const areas = new Map<string, { coverage: Resource[]; files: Set<number> } | undefined>()
-  const missingNetworks = new Set<string>()
-
-  for (const plan of plans) {
-    const rows = (
-      variantsOf.all(year, plan) as { variant: string; file: number; line: number; data: string }[]
-    ).map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, string> }))
-    const variants: VariantRow[] = []
-    for (const row of rows) {
-      if (variants.some((known) => known.variant === row.variant)) {
-        context.refuse(
-          row.file,
-          row.line,
-          `PlanId ${plan}-${row.variant} is listed again for PY${year}; the first row is kept`,
-        )
-        continue
-      }
-      variants.push(row)
-    }
-    const first = variants[0] as VariantRow
-    const data = first.data
-    const files = new Set(variants.map((variant) => variant.file))
-    const state = (data.StateCode ?? '').toUpperCase()
-    const issuer = data.IssuerId ?? ''
-
-    const areaKey = `${state}/${issuer}/${data.ServiceAreaId ?? ''}`
-    if (!areas.has(areaKey))
-      areas.set(
-        areaKey,
-        serviceArea(areaOf.all(year, state, issuer, data.ServiceAreaId ?? '') as AreaRow[], state, context),
-      )
-    const area = areas.get(areaKey)
-    if (!area)
-      context.report(
-        first.file,
-        first.line,
-        `ServiceAreaId ${data.ServiceAreaId} of issuer ${issuer} (${state}) has no Service Area rows for PY${year}; the plan is imported without a coverage area`,
-      )
-    for (const file of area?.files ?? []) files.add(file)
-
-    const networkId = data.NetworkId ?? ''
-    const network = networkId
-      ? (networkOf.get(year, state, issuer, networkId) as { name: string; file: number } | undefined)
-      : undefined
-    if (network) files.add(network.file)
-    else if (networkId && !missingNetworks.has(`${issuer}/${networkId}`)) {
-      missingNetworks.add(`${issuer}/${networkId}`)
-      context.report(
-        first.file,
-        first.line,
-        `NetworkId ${networkId} of issuer ${issuer} (${state}) has no row in a Network file for PY${year}; its plans are imported without a network name`,
-      )
-    }
-
-    const dental = /^yes$/i.test(data.DentalOnlyPlan ?? '')
-    const category = dental ? 'Dental' : 'Medical'
-    const benefitRows = variants.map((variant) =>
-      (
-        benefitsOf.all(`${plan}-${variant.variant}`, year) as { file: number; line: number; data: string }[]
-      ).map((row) => {
-        files.add(row.file)
-        return { file: row.file, line: row.line, fields: JSON.parse(row.data) as string[] }
-      }),
+  const benefits = context.staging.sortedBenefits(year)
+  const cells = new CostCells()
+  try {
+    const areaOf = db.prepare(
+      'SELECT whole, county, partial, zips, file, line FROM area WHERE year = ? AND state = ? AND issuer = ? AND area = ? ORDER BY rowid',
     )
-    const listed = benefitRows.find((benefits) => benefits.length > 0) ?? []
-    const planType = data.PlanType ?? ''
-    const urls = [
-      ['Summary of Benefits and Coverage', data.URLForSummaryofBenefitsCoverage],
-      ['Plan brochure', data.PlanBrochure],
-      ['Formulary', data.FormularyURL],
-    ].filter((entry): entry is [string, string] => /^https?:\/\//i.test(entry[1] ?? ''))
+    const networkOf = db.prepare(
+      'SELECT name, file FROM network WHERE year = ? AND state = ? AND issuer = ? AND network = ? ORDER BY rowid LIMIT 1',
+    )
+    const areas = new Map<string, { coverage: Resource[]; files: Set<number> } | undefined>()
+    const missingNetworks = new Set<string>()
+    // Benefit rows whose variant no Plan Attributes row of the year lists have no plan to go in.
+    const refuseOrphan = (orphan: BenefitRow & { variant: string }) =>
+      context.refuse(
+        orphan.file,
+        orphan.line,
+        `PlanId ${orphan.variant} has no Plan Attributes row for PY${year}; the row is left out`,
+      )
 
-    const resource: Resource = {
-      resourceType: 'InsurancePlan',
-      id: `${plan}-${year}`,
-      meta: planMeta(
-        context.release,
-        year,
-        [...files].sort((a, b) => a - b).map((file) => context.fileNames[file] as string),
-      ),
-      identifier: [
-        { use: 'official', type: text('HIOS plan id'), system: SYSTEMS.cciio, value: plan },
-        ...variants.map((variant) => ({
-          use: 'secondary',
-          type: text('HIOS plan variant id'),
-          system: SYSTEMS.cciio,
-          value: `${plan}-${variant.variant}`,
-        })),
-      ],
-      status: 'active',
-      type: [
-        programType('qhp'),
-        planTypeConcept(
-          ACA_PLAN_TYPES.has(planType) ? [planType] : [],
-          [planType, data.MarketCoverage, dental ? 'dental' : undefined].filter(Boolean).join(', '),
-        ),
-      ],
-      name: data.PlanMarketingName ?? plan,
-      period: planPeriod(
-        year,
-        parseDate(data.PlanEffectiveDate ?? ''),
-        parseDate(data.PlanExpirationDate ?? ''),
-      ),
-      ownedBy: {
-        identifier: { system: SYSTEMS.cciio, value: issuer },
-        display: data.IssuerMarketPlaceMarketingName ?? issuer,
-      },
-      administeredBy: {
-        identifier: { system: SYSTEMS.cciio, value: issuer },
-        display: data.IssuerMarketPlaceMarketingName ?? issuer,
-      },
-      ...(area && area.coverage.length > 0 ? { coverageArea: area.coverage } : {}),
-      ...(urls.length > 0
-        ? {
-            contact: urls.map(([purpose, url]) => ({
-              purpose: text(purpose),
-              telecom: [{ system: 'url', value: url }],
-            })),
-          }
-        : {}),
-      ...(networkId
-        ? {
-            network: [
-              {
-                identifier: { system: SYSTEMS.cciio, value: networkId },
-                display: network?.name || networkId,
-              },
-            ],
-          }
-        : {}),
-      ...(listed.length > 0
-        ? { coverage: [{ type: text(category), benefit: coverageBenefits(listed) }] }
-        : {}),
-      plan: variants.map((variant, index) => {
-        const costs = generalCosts(variant, (message) => context.report(variant.file, variant.line, message))
-        const specific = specificCosts(category, benefitRows[index] ?? [], context)
-        const hsa = variant.data.IsHSAEligible
-        const csr = variant.data.CSRVariationType
-        const extension = [
-          ...(csr ? [{ url: EXTENSIONS.csrVariation, valueString: csr }] : []),
-          ...(hsa ? [{ url: EXTENSIONS.hsaEligible, valueBoolean: /^yes$/i.test(hsa) }] : []),
-        ]
-        const level = variant.data.MetalLevel ?? ''
-        return {
-          ...(extension.length > 0 ? { extension } : {}),
-          identifier: [{ system: SYSTEMS.cciio, value: `${plan}-${variant.variant}` }],
-          type: {
-            ...(level
-              ? { coding: [{ system: SYSTEMS.metalLevel, code: metalCode(level), display: level }] }
-              : {}),
-            text:
-              [level, variant.data.PlanVariantMarketingName].filter(Boolean).join(': ') ||
-              `${plan}-${variant.variant}`,
-          },
-          ...(costs.length > 0 ? { generalCost: costs } : {}),
-          ...(specific.length > 0 ? { specificCost: specific } : {}),
+    for (const plan of plans) {
+      const rows = (
+        variantsOf.all(year, plan) as { variant: string; file: number; line: number; data: string }[]
+      ).map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, string> }))
+      const variants: VariantRow[] = []
+      for (const row of rows) {
+        if (variants.some((known) => known.variant === row.variant)) {
+          context.refuse(
+            row.file,
+            row.line,
+            `PlanId ${plan}-${row.variant} is listed again for PY${year}; the first row is kept`,
+          )
+          continue
         }
-      }),
-    }
-    const behind = context.emit(resource, { file: first.file, line: first.line }, files)
-    if (behind) await behind
-  }
+        variants.push(row)
+      }
+      const first = variants[0] as VariantRow
+      const data = first.data
+      const files = new Set(variants.map((variant) => variant.file))
+      const state = (data.StateCode ?? '').toUpperCase()
+      const issuer = data.IssuerId ?? ''
 
-  // Benefit rows whose variant no Plan Attributes row of the year lists have no plan to go in.
-  const orphans = db.prepare(`
-    SELECT b.file, b.line, b.variant FROM benefit b
-    WHERE b.year = ? AND NOT EXISTS (
-      SELECT 1 FROM variant v WHERE v.year = b.year AND v.plan = substr(b.variant, 1, 14) AND v.variant = substr(b.variant, 16, 2)
-    )
-    ORDER BY b.rowid
-  `)
-  for (const orphan of orphans.iterate(year) as IterableIterator<{
-    file: number
-    line: number
-    variant: string
-  }>)
-    context.refuse(
-      orphan.file,
-      orphan.line,
-      `PlanId ${orphan.variant} has no Plan Attributes row for PY${year}; the row is left out`,
-    )
+      const areaKey = `${state}/${issuer}/${data.ServiceAreaId ?? ''}`
+      if (!areas.has(areaKey))
+        areas.set(
+          areaKey,
+          serviceArea(areaOf.all(year, state, issuer, data.ServiceAreaId ?? '') as AreaRow[], state, context),
+        )
+      const area = areas.get(areaKey)
+      if (!area)
+        context.report(
+          first.file,
+          first.line,
+          `ServiceAreaId ${data.ServiceAreaId} of issuer ${issuer} (${state}) has no Service Area rows for PY${year}; the plan is imported without a coverage area`,
+        )
+      for (const file of area?.files ?? []) files.add(file)
+
+      const networkId = data.NetworkId ?? ''
+      const network = networkId
+        ? (networkOf.get(year, state, issuer, networkId) as { name: string; file: number } | undefined)
+        : undefined
+      if (network) files.add(network.file)
+      else if (networkId && !missingNetworks.has(`${issuer}/${networkId}`)) {
+        missingNetworks.add(`${issuer}/${networkId}`)
+        context.report(
+          first.file,
+          first.line,
+          `NetworkId ${networkId} of issuer ${issuer} (${state}) has no row in a Network file for PY${year}; its plans are imported without a network name`,
+        )
+      }
+
+      const dental = /^yes$/i.test(data.DentalOnlyPlan ?? '')
+      const category = dental ? 'Dental' : 'Medical'
+      const benefitRows = variants.map((variant) => {
+        const rows = benefits.take(`${plan}-${variant.variant}`, (orphan) => refuseOrphan(orphan))
+        for (const row of rows) files.add(row.file)
+        return rows
+      })
+      const listed = benefitRows.find((benefits) => benefits.length > 0) ?? []
+      const planType = data.PlanType ?? ''
+      const urls = [
+        ['Summary of Benefits and Coverage', data.URLForSummaryofBenefitsCoverage],
+        ['Plan brochure', data.PlanBrochure],
+        ['Formulary', data.FormularyURL],
+      ].filter((entry): entry is [string, string] => /^https?:\/\//i.test(entry[1] ?? ''))
+
+      const resource: Resource = {
+        resourceType: 'InsurancePlan',
+        id: `${plan}-${year}`,
+        meta: planMeta(
+          context.release,
+          year,
+          [...files].sort((a, b) => a - b).map((file) => context.fileNames[file] as string),
+        ),
+        identifier: [
+          { use: 'official', type: text('HIOS plan id'), system: SYSTEMS.cciio, value: plan },
+          ...variants.map((variant) => ({
+            use: 'secondary',
+            type: text('HIOS plan variant id'),
+            system: SYSTEMS.cciio,
+            value: `${plan}-${variant.variant}`,
+          })),
+        ],
+        status: 'active',
+        type: [
+          programType('qhp'),
+          planTypeConcept(
+            ACA_PLAN_TYPES.has(planType) ? [planType] : [],
+            [planType, data.MarketCoverage, dental ? 'dental' : undefined].filter(Boolean).join(', '),
+          ),
+        ],
+        name: data.PlanMarketingName ?? plan,
+        period: planPeriod(
+          year,
+          parseDate(data.PlanEffectiveDate ?? ''),
+          parseDate(data.PlanExpirationDate ?? ''),
+        ),
+        ownedBy: {
+          identifier: { system: SYSTEMS.cciio, value: issuer },
+          display: data.IssuerMarketPlaceMarketingName ?? issuer,
+        },
+        administeredBy: {
+          identifier: { system: SYSTEMS.cciio, value: issuer },
+          display: data.IssuerMarketPlaceMarketingName ?? issuer,
+        },
+        ...(area && area.coverage.length > 0 ? { coverageArea: area.coverage } : {}),
+        ...(urls.length > 0
+          ? {
+              contact: urls.map(([purpose, url]) => ({
+                purpose: text(purpose),
+                telecom: [{ system: 'url', value: url }],
+              })),
+            }
+          : {}),
+        ...(networkId
+          ? {
+              network: [
+                {
+                  identifier: { system: SYSTEMS.cciio, value: networkId },
+                  display: network?.name || networkId,
+                },
+              ],
+            }
+          : {}),
+        ...(listed.length > 0
+          ? { coverage: [{ type: text(category), benefit: coverageBenefits(listed) }] }
+          : {}),
+        plan: variants.map((variant, index) => {
+          const costs = generalCosts(variant, (message) =>
+            context.report(variant.file, variant.line, message),
+          )
+          const specific = specificCosts(category, benefitRows[index] ?? [], cells, context)
+          const hsa = variant.data.IsHSAEligible
+          const csr = variant.data.CSRVariationType
+          const extension = [
+            ...(csr ? [{ url: EXTENSIONS.csrVariation, valueString: csr }] : []),
+            ...(hsa ? [{ url: EXTENSIONS.hsaEligible, valueBoolean: /^yes$/i.test(hsa) }] : []),
+          ]
+          const level = variant.data.MetalLevel ?? ''
+          return {
+            ...(extension.length > 0 ? { extension } : {}),
+            identifier: [{ system: SYSTEMS.cciio, value: `${plan}-${variant.variant}` }],
+            type: {
+              ...(level
+                ? { coding: [{ system: SYSTEMS.metalLevel, code: metalCode(level), display: level }] }
+                : {}),
+              text:
+                [level, variant.data.PlanVariantMarketingName].filter(Boolean).join(': ') ||
+                `${plan}-${variant.variant}`,
+            },
+            ...(costs.length > 0 ? { generalCost: costs } : {}),
+            ...(specific.length > 0 ? { specificCost: specific } : {}),
+          }
+        }),
+      }
+      const behind = context.emit(resource, { file: first.file, line: first.line }, files)
+      if (behind) await behind
+    }
+
+    // Benefit rows after the last plan's have no plan to go in either.
+    benefits.rest(refuseOrphan)
+  } finally {
+    benefits.close()
+  }
 }
 
 interface AreaRow {

@@ -55,7 +55,10 @@ export function generalCost(
   }
 }
 
-/** What a member pays for one benefit in one network tier: an amount or a percent, with its qualifiers. */
+/**
+ * What a member pays for one benefit in one network: an amount (USD) or a percent, with its qualifiers (the
+ * tier, when the plan has two in network; "after deductible", "per stay", "No Charge").
+ */
 export function specificCost(
   cost: Exclude<Cost, { kind: 'none' }>,
   column: CostKind,
@@ -67,11 +70,9 @@ export function specificCost(
     ...(tier ? [tier] : []),
     ...(cost.kind === 'text' ? [cost.text] : [...(cost.noCharge ? ['No Charge'] : []), ...cost.qualifiers]),
   ]
+  // Kept lean: a plan holds a few hundred of these per variant, and every read and search page carries them.
   return {
-    type: {
-      coding: [{ system: SYSTEMS.costKind, code: kind, display: COST_NAMES[kind] }],
-      text: COST_NAMES[kind],
-    },
+    type: text(COST_NAMES[kind]),
     applicability: { coding: [{ system: SYSTEMS.applicability, code: network }] },
     ...(qualifiers.length > 0 ? { qualifiers: qualifiers.map(text) } : {}),
     ...(cost.kind === 'text'
@@ -79,8 +80,8 @@ export function specificCost(
       : {
           value:
             kind === 'copay'
-              ? { value: cost.value, unit: 'USD', system: SYSTEMS.currency, code: 'USD' }
-              : { value: cost.value, unit: '%', system: SYSTEMS.ucum, code: '%' },
+              ? { value: cost.value, system: SYSTEMS.currency, code: 'USD' }
+              : { value: cost.value, system: SYSTEMS.ucum, code: '%' },
         }),
   }
 }
