@@ -29,8 +29,11 @@ export interface ResourceTypeDeclaration {
 
 export interface SearchDeclaration {
   params: Record<string, SearchParam>
-  /** Page sizes: 1..max, default when absent; larger values refused. */
-  count: { max: number; default: number }
+  /**
+   * Page sizes: 1..max, default when absent; larger values refused. `whole`: no paging, every match in one
+   * answer, and a search with no criterion lists every resource of the type (a short curated list).
+   */
+  count: { max: number; default: number } | 'whole'
   /** Whether a local search answers with `total` (Practitioner searches never do). */
   total: boolean
   /** `_include` (and reverse include) values, by the value a caller sends. */
@@ -104,6 +107,8 @@ export type TextTokenizer = 'words' | 'trigram'
 /** One condition a match must meet; the most selective drives the scan, the others filter it. */
 export type Criterion =
   | { kind: 'id'; type: string; id: string }
+  /** Every resource of the type: what a `whole` search with no criterion matches. */
+  | { kind: 'type'; type: string }
   | { kind: 'token'; param: number; code: string; systems?: readonly string[] }
   | { kind: 'ref'; param: number; target: string }
   /** FTS5 query fragments on one of the type's full-text tables; several on one table join with AND. */

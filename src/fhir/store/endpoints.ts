@@ -70,7 +70,11 @@ export function searchEndpoint(
     path: `${FHIR_BASE}/${type}`,
     tag: context.tag,
     summary,
-    description: `Searchset Bundle; \`_count\` 1..${search.count.max} (default ${search.count.default}); follow the \`next\` link, whose opaque \`page\` cursor expires (400 when expired or altered).${context.pagingNote ? ` ${context.pagingNote}` : ''}`,
+    description: `Searchset Bundle; ${
+      search.count === 'whole'
+        ? 'every match in one answer, with `total` (no paging).'
+        : `\`_count\` 1..${search.count.max} (default ${search.count.default}); follow the \`next\` link, whose opaque \`page\` cursor expires (400 when expired or altered).`
+    }${context.pagingNote ? ` ${context.pagingNote}` : ''}`,
     params,
     rules: (values, services) => searchRules(type, search, values as SearchValues, services.config.baseUrl),
     fhir: { resource: type, interaction: 'search-type' },

@@ -7,7 +7,7 @@ import { type StoreLayout, textTableKey } from './schema.js'
 import { StoredJson } from './stored.js'
 
 /** Which criterion drives the scan: the most selective kind first. */
-const RANK: Record<Criterion['kind'], number> = { id: 0, token: 1, ref: 2, text: 3 }
+const RANK: Record<Criterion['kind'], number> = { id: 0, token: 1, ref: 2, text: 3, type: 4 }
 
 interface Sql {
   text: string
@@ -50,6 +50,13 @@ function driver(
   criterion: Criterion,
 ): { from: string; rid: string; args: unknown[]; distinct: boolean } {
   switch (criterion.kind) {
+    case 'type':
+      return {
+        from: `${s}.${layout.resource} d WHERE d.type = ?`,
+        rid: 'd.rid',
+        args: [criterion.type],
+        distinct: false,
+      }
     case 'id':
       return {
         from: `${s}.${layout.resource} d WHERE d.type = ? AND d.id = ?`,
@@ -85,6 +92,11 @@ function driver(
 
 function filter(layout: StoreLayout, s: string, criterion: Criterion, rid: string): Sql {
   switch (criterion.kind) {
+    case 'type':
+      return {
+        text: `EXISTS (SELECT 1 FROM ${s}.${layout.resource} x WHERE x.rid = ${rid} AND x.type = ?)`,
+        args: [criterion.type],
+      }
     case 'id':
       return {
         text: `EXISTS (SELECT 1 FROM ${s}.${layout.resource} x WHERE x.rid = ${rid} AND x.type = ? AND x.id = ?)`,

@@ -74,7 +74,7 @@ export function searchRules(
       })
     }
   }
-  if (!hasCriterion && issues.length === 0) {
+  if (!hasCriterion && issues.length === 0 && search.count !== 'whole') {
     issues.push({
       path: [criteria[0] ?? 'page'],
       message: `A ${type} search needs ${criteria.join(', ')} or page`,
@@ -96,10 +96,11 @@ export function searchRules(
 
 /** The checked parameters of one search as store conditions, by priority then in declaration order. */
 export function criteriaOf(type: string, search: SearchDeclaration, values: SearchValues): Criterion[] {
-  return Object.entries(search.params)
+  const criteria = Object.entries(search.params)
     .filter(([name, param]) => given(values, name) && param.criteria)
     .sort(([, a], [, b]) => (a.priority ?? 0) - (b.priority ?? 0))
     .flatMap(([name, param]) => param.criteria?.(values[name], type) ?? [])
+  return criteria.length === 0 && search.count === 'whole' ? [{ kind: 'type', type }] : criteria
 }
 
 /** The checked parameters as a remote FHIR server is asked them. */
@@ -153,7 +154,12 @@ export class LocalSearch implements SearchSource {
       if (values._summary === 'count')
         return { matches: [], includes: [], total: this.reader.count(criteria) }
       const total = search.total ? (state.t ?? this.reader.count(criteria)) : undefined
-      const count = typeof values._count === 'number' ? values._count : search.count.default
+      const count =
+        typeof values._count === 'number'
+          ? values._count
+          : search.count === 'whole'
+            ? Number.MAX_SAFE_INTEGER
+            : search.count.default
       const rows = this.reader.page(criteria, state.a, count + 1)
       const page = rows.slice(0, count)
       const matches = page.map((row) => row.stored)
