@@ -5,24 +5,15 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { gunzipSync } from 'node:zlib'
-import { createKey } from '../src/accounts/keys.js'
-import { createOrganization } from '../src/accounts/orgs.js'
 import { resolveAppConfig } from '../src/app/config.js'
-import { type RunningServer, startServer } from '../src/app/server.js'
+import { startServer } from '../src/app/server.js'
 import { openDatabase } from '../src/app/store.js'
 import { importDirectory } from '../src/directory/importer.js'
 import { resolveSources } from '../src/ingest/sources.js'
 import { packageRoot } from '../src/packageRoot.js'
 import { runCliMeasured } from '../test/support/cli.js'
-import {
-  formatTable,
-  type LoadResult,
-  measure,
-  medianOf,
-  percentile,
-  startBareServer,
-  verdict,
-} from './lib/load.js'
+import { measureQueries, unlimitedBenchKey } from './lib/fhirQueries.js'
+import { verdict } from './lib/load.js'
 
 /**
  * `npm run bench -- plans [--variants 20000] [--ma 6000] [--duration 2]`: the issue's figures for Plan
@@ -34,28 +25,7 @@ import {
  * sending the same bytes, and `$in-network` for 100 NPIs on the Plan-Net sample directory.
  */
 
-const CONNECTIONS = 10
-const ROUNDS = 3
-const SAMPLES = 200
 const clock = () => Date.parse('2026-10-15T12:00:00Z')
-
-async function serverTimes(server: RunningServer, key: string, paths: readonly string[]) {
-  await server.flush()
-  const after = server.live.prepare('SELECT coalesce(max(rowid), 0) FROM request_log').pluck().get()
-  for (let sent = 0; sent < SAMPLES; sent++) {
-    const response = await fetch(`${server.url}${paths[sent % paths.length]}`, {
-      headers: { authorization: `Bearer ${key}` },
-    })
-    await response.arrayBuffer()
-    if (response.status !== 200) throw new Error(`${paths[sent % paths.length]}: ${response.status}`)
-  }
-  await server.flush()
-  const times = server.live
-    .prepare('SELECT duration_ms FROM request_log WHERE rowid > ? AND status = 200 ORDER BY duration_ms')
-    .pluck()
-    .all(after) as number[]
-  return { p50: percentile(times, 50), p99: percentile(times, 99) }
-}
 
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -101,8 +71,7 @@ export async function run(args: string[]): Promise<void> {
     )
 
     const setup = openDatabase(dbPath)
-    createOrganization(setup, { slug: 'bench', plan: 'scale' })
-    const { key } = createKey(setup, { org: 'bench' })
+    const key = unlimitedBenchKey(setup)
     await importDirectory(setup, await resolveSources([join(packageRoot(), 'data', 'directory', 'plan-net')]))
     setup.close()
     const server = await startServer(
@@ -167,51 +136,12 @@ export async function run(args: string[]): Promise<void> {
       ['search by identifier', identifiers.map((identifier) => `${base}?identifier=${identifier}`)],
       ['$in-network, 100 NPIs', [`${base}/H1234-001-001-2027/$in-network?npi=${npis.join(',')}`]],
     ]
-    const goals: Record<string, number> = { read: 1, '$in-network, 100 NPIs': 5 }
-    const rows: (string | number)[][] = []
-    for (const [label, paths] of queries) {
-      const times = await serverTimes(server, key, paths)
-      const sample = await get(paths[0] as string)
-      const bare = await startBareServer(sample.body, { 'Content-Type': sample.contentType })
-      const rounds = { ours: [] as LoadResult[], bare: [] as LoadResult[] }
-      for (let round = 0; round < ROUNDS; round++) {
-        rounds.ours.push(
-          await measure(`${server.url}${paths[0]}`, {
-            connections: CONNECTIONS,
-            durationSeconds: Number(values.duration),
-            headers,
-          }),
-        )
-        rounds.bare.push(
-          await measure(`${bare.url}${paths[0]}`, {
-            connections: CONNECTIONS,
-            durationSeconds: Number(values.duration),
-          }),
-        )
-      }
-      await bare.close()
-      const ours = medianOf(rounds.ours)
-      const floor = medianOf(rounds.bare)
-      const ratio = ours.requestsPerSecond / floor.requestsPerSecond
-      const goal = goals[label] ?? 2
-      rows.push([
-        label,
-        sample.body.length,
-        times.p50.toFixed(2),
-        times.p99.toFixed(2),
-        Math.round(ours.requestsPerSecond),
-        Math.round(floor.requestsPerSecond),
-        ratio.toFixed(2),
-        `p50 < ${goal} ms: ${verdict(times.p50 < goal)}; p99 < 20 ms: ${verdict(times.p99 < 20)}; ratio >= 0.4: ${verdict(ratio >= 0.4)}`,
-      ])
-    }
+    await measureQueries(server, key, queries, {
+      goals: { read: 1, '$in-network, 100 NPIs': 5 },
+      ratioGoal: 0.4,
+      durationSeconds: Number(values.duration),
+    })
     await server.close()
-    console.log(
-      `\nAnswer cache off; server time from the request log (${SAMPLES} requests one at a time, a different query each), req/s at ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${values.duration} s taken in turn with bare node:http sending the same bytes.`,
-    )
-    console.log(
-      formatTable(['query', 'bytes', 'p50 ms', 'p99 ms', 'req/s', 'bare req/s', 'ratio', 'goals'], rows),
-    )
   } finally {
     if (values.keep) console.log(`Kept ${dbPath}`)
     else rmSync(dir, { recursive: true, force: true })

@@ -50,7 +50,19 @@ function withId(resource: Resource, id: string): Buffer {
  * first 8 hex digits of the same hash.
  */
 export class HeldQuestionnaires {
+  readonly #statements = new Map<string, Database.Statement>()
+
   constructor(private readonly db: Database.Database) {}
+
+  /** Prepared once per instance: an import holds thousands, and preparing costs more than running. */
+  #sql(text: string): Database.Statement {
+    let statement = this.#statements.get(text)
+    if (!statement) {
+      statement = this.db.prepare(text)
+      this.#statements.set(text, statement)
+    }
+    return statement
+  }
 
   /** Holds one Questionnaire (in the caller's transaction), replacing what had its identity. */
   put(held: HeldQuestionnaire, now: string): PutResult {
@@ -65,31 +77,27 @@ export class HeldQuestionnaires {
     if (id === undefined) id = `q-${hashOf(identity).slice(0, 16)}`
     else if (this.#ridOfId(id) !== undefined) id = `${id.slice(0, 55)}-${hashOf(identity).slice(0, 8)}`
     const bytes = id === published ? held.bytes : withId(resource, id)
-    const { lastInsertRowid } = this.db
-      .prepare(
-        `INSERT INTO ${QUESTIONNAIRE_LAYOUT.resource} (type, id, json, source, line) VALUES ('Questionnaire', ?, ?, 0, 0)`,
-      )
-      .run(id, bytes)
+    const { lastInsertRowid } = this.#sql(
+      `INSERT INTO ${QUESTIONNAIRE_LAYOUT.resource} (type, id, json, source, line) VALUES ('Questionnaire', ?, ?, 0, 0)`,
+    ).run(id, bytes)
     const rid = Number(lastInsertRowid)
     this.#index(rid, { ...resource, id })
-    this.db
-      .prepare(
-        `INSERT INTO questionnaire_held (rid, url, version, status_rank, date, origin, source, held_at, etag, last_modified, checked_at)
+    this.#sql(
+      `INSERT INTO questionnaire_held (rid, url, version, status_rank, date, origin, source, held_at, etag, last_modified, checked_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        rid,
-        url ?? null,
-        version ?? null,
-        STATUS_RANK[text(resource.status) ?? 'unknown'] ?? 3,
-        text(resource.date) ?? null,
-        held.origin,
-        held.source,
-        now,
-        held.etag ?? null,
-        held.lastModified ?? null,
-        held.origin === 'fetched' ? now : null,
-      )
+    ).run(
+      rid,
+      url ?? null,
+      version ?? null,
+      STATUS_RANK[text(resource.status) ?? 'unknown'] ?? 3,
+      text(resource.date) ?? null,
+      held.origin,
+      held.source,
+      now,
+      held.etag ?? null,
+      held.lastModified ?? null,
+      held.origin === 'fetched' ? now : null,
+    )
     return { id, replaced: previous !== undefined }
   }
 
@@ -101,51 +109,47 @@ export class HeldQuestionnaires {
   /** Removes one held Questionnaire and its index rows. */
   remove(rid: number): void {
     const { resource, token, ref, textTables } = QUESTIONNAIRE_LAYOUT
-    this.db.prepare(`DELETE FROM ${resource} WHERE rid = ?`).run(rid)
-    this.db.prepare(`DELETE FROM ${token} WHERE rid = ?`).run(rid)
-    this.db.prepare(`DELETE FROM ${ref} WHERE rid = ?`).run(rid)
-    for (const { table } of textTables.values())
-      this.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(rid)
-    this.db.prepare('DELETE FROM questionnaire_held WHERE rid = ?').run(rid)
+    this.#sql(`DELETE FROM ${resource} WHERE rid = ?`).run(rid)
+    this.#sql(`DELETE FROM ${token} WHERE rid = ?`).run(rid)
+    this.#sql(`DELETE FROM ${ref} WHERE rid = ?`).run(rid)
+    for (const { table } of textTables.values()) this.#sql(`DELETE FROM ${table} WHERE rowid = ?`).run(rid)
+    this.#sql('DELETE FROM questionnaire_held WHERE rid = ?').run(rid)
   }
 
   /** Marks a fetched copy as confirmed by its source (a 304). */
   confirmed(rid: number, now: string): void {
-    this.db.prepare('UPDATE questionnaire_held SET checked_at = ? WHERE rid = ?').run(now, rid)
+    this.#sql('UPDATE questionnaire_held SET checked_at = ? WHERE rid = ?').run(now, rid)
   }
 
   #sameIdentity(url: string | undefined, version: string | undefined, id: string | undefined) {
     if (url !== undefined)
-      return this.db
-        .prepare(`SELECT rid FROM questionnaire_held WHERE url = ? AND coalesce(version, '') = ?`)
+      return this.#sql(`SELECT rid FROM questionnaire_held WHERE url = ? AND coalesce(version, '') = ?`)
         .pluck()
         .get(url, version ?? '') as number | undefined
     if (id === undefined) return undefined
-    return this.db
-      .prepare(
-        `SELECT r.rid FROM ${QUESTIONNAIRE_LAYOUT.resource} r JOIN questionnaire_held h ON h.rid = r.rid
+    return this.#sql(
+      `SELECT r.rid FROM ${QUESTIONNAIRE_LAYOUT.resource} r JOIN questionnaire_held h ON h.rid = r.rid
          WHERE r.type = 'Questionnaire' AND r.id = ? AND h.url IS NULL`,
-      )
+    )
       .pluck()
       .get(id) as number | undefined
   }
 
   #ridOfId(id: string): number | undefined {
-    return this.db
-      .prepare(`SELECT rid FROM ${QUESTIONNAIRE_LAYOUT.resource} WHERE type = 'Questionnaire' AND id = ?`)
+    return this.#sql(
+      `SELECT rid FROM ${QUESTIONNAIRE_LAYOUT.resource} WHERE type = 'Questionnaire' AND id = ?`,
+    )
       .pluck()
       .get(id) as number | undefined
   }
 
   #index(rid: number, resource: Resource): void {
     const rows = INDEX.derive(resource)
-    const token = this.db.prepare(
+    const token = this.#sql(
       `INSERT INTO ${QUESTIONNAIRE_LAYOUT.token} (param, code, system, rid) VALUES (?, ?, ?, ?)`,
     )
     for (const [param, system, code] of rows.tokens) token.run(param, code, system, rid)
-    const ref = this.db.prepare(
-      `INSERT INTO ${QUESTIONNAIRE_LAYOUT.ref} (param, target, rid) VALUES (?, ?, ?)`,
-    )
+    const ref = this.#sql(`INSERT INTO ${QUESTIONNAIRE_LAYOUT.ref} (param, target, rid) VALUES (?, ?, ?)`)
     for (const [param, target] of rows.refs) ref.run(param, target, rid)
     INDEX.texts.forEach((text, position) => {
       const table = [...QUESTIONNAIRE_LAYOUT.textTables.values()].find(
@@ -153,11 +157,9 @@ export class HeldQuestionnaires {
       )
       const values = rows.texts?.[position]
       if (!table || !values) return
-      this.db
-        .prepare(
-          `INSERT INTO ${table.table} (rowid, ${table.columns.join(', ')}) VALUES (?, ${table.columns.map(() => '?').join(', ')})`,
-        )
-        .run(rid, ...values)
+      this.#sql(
+        `INSERT INTO ${table.table} (rowid, ${table.columns.join(', ')}) VALUES (?, ${table.columns.map(() => '?').join(', ')})`,
+      ).run(rid, ...values)
     })
   }
 }

@@ -1,9 +1,11 @@
 import type Database from 'better-sqlite3'
+import type { Readable } from 'node:stream'
 import { parseJsonRecord, readBounded } from '../ingest/json.js'
-import { DEFAULT_INGEST_LIMITS, type IngestLimits } from '../ingest/limits.js'
+import { isBlank, linesOf, OVERSIZED } from '../ingest/lines.js'
+import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../ingest/limits.js'
 import { resolveSources, SourceError } from '../ingest/sources.js'
 import { questionnaireFault } from './check.js'
-import { type HeldQuestionnaire, HeldQuestionnaires } from './held.js'
+import { HeldQuestionnaires } from './held.js'
 
 type Resource = Record<string, unknown>
 
@@ -76,57 +78,60 @@ export function entryLines(text: string): number[] {
   return lines
 }
 
-/**
- * A source's records: one JSON document (a resource, or a Bundle of them) when the whole source parses as
- * one, else NDJSON lines. A `.json` source that is not one JSON document cannot be read.
- */
-function recordsOf(name: string, format: 'json' | 'ndjson', bytes: Buffer): SourceRecord[] {
+/** A JSON document's records: the resource, or each entry of a Bundle with the line it opens on. */
+function documentRecords(name: string, bytes: Buffer): SourceRecord[] {
   const whole = parseJsonRecord(withoutBom(bytes))
-  if ('problem' in whole && format === 'json') throw new SourceError(`${name}: ${whole.problem}`)
-  if (!('problem' in whole)) {
-    const value = whole.value
-    if (!isObject(value) || value.resourceType !== 'Bundle')
-      return [{ line: 1, bytes: withoutBom(bytes), value }]
-    const lines = entryLines(bytes.toString('utf8'))
-    const entries: unknown[] = Array.isArray(value.entry) ? value.entry : []
-    return entries.map((entry, position) => {
-      const resource = isObject(entry) ? entry.resource : undefined
-      // An entry's bytes cannot be cut out of the Bundle: its members are kept as published, in order.
-      return {
-        line: lines[position] ?? 1,
-        bytes: Buffer.from(JSON.stringify(resource ?? null)),
-        value: resource,
-      }
-    })
-  }
-  const records: SourceRecord[] = []
-  let line = 1
-  for (let start = 0; start <= bytes.length; line++) {
-    const found = bytes.indexOf(10, start)
-    const end = found === -1 ? bytes.length : found
-    const stop = end > start && bytes[end - 1] === 13 ? end - 1 : end
-    const slice = withoutBom(bytes.subarray(start, stop))
-    if (slice.toString('utf8').trim() !== '') {
-      const record = parseJsonRecord(slice)
-      records.push(
-        'problem' in record
-          ? { line, bytes: slice, value: undefined, fault: `not R4 JSON: ${record.problem}` }
-          : { line, bytes: Buffer.from(slice), value: record.value },
-      )
+  if ('problem' in whole) throw new SourceError(`${name}: ${whole.problem}`)
+  const value = whole.value
+  if (!isObject(value) || value.resourceType !== 'Bundle')
+    return [{ line: 1, bytes: withoutBom(bytes), value }]
+  const lines = entryLines(bytes.toString('utf8'))
+  const entries: unknown[] = Array.isArray(value.entry) ? value.entry : []
+  return entries.map((entry, position) => {
+    const resource = isObject(entry) ? entry.resource : undefined
+    // An entry's bytes cannot be cut out of the Bundle: its members are kept as published, in order.
+    return {
+      line: lines[position] ?? 1,
+      bytes: Buffer.from(JSON.stringify(resource ?? null)),
+      value: resource,
     }
-    start = end + 1
+  })
+}
+
+/** NDJSON records as they stream in, in constant memory: a line that is not JSON is a refused record. */
+async function* lineRecords(stream: Readable, maxRecordBytes: number): AsyncGenerator<SourceRecord> {
+  for await (const { first, data, bounds } of linesOf(stream, { maxRecordBytes })) {
+    for (let index = 0; index < bounds.length; index += 2) {
+      const start = bounds[index] as number
+      const end = bounds[index + 1] as number
+      const line = first + index / 2
+      if (start === OVERSIZED) {
+        yield {
+          line,
+          bytes: Buffer.alloc(0),
+          value: undefined,
+          fault: `larger than ${describeMb(maxRecordBytes, 'SVC_IMPORT_MAX_RECORD_MB')}, the limit of one record`,
+        }
+        continue
+      }
+      if (isBlank(data, start, end)) continue
+      const record = parseJsonRecord(data, start, end)
+      yield 'problem' in record
+        ? { line, bytes: Buffer.alloc(0), value: undefined, fault: `not R4 JSON: ${record.problem}` }
+        : { line, bytes: Buffer.from(data.subarray(start, end)), value: record.value }
+    }
   }
-  return records
 }
 
 const withoutBom = (bytes: Buffer) =>
   bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes
 
 /**
- * `svc import questionnaires`: every source is read whole first (a source that cannot be read, or a JSON
- * file that is not JSON, fails the import and nothing is written); then every record that is a
- * Questionnaire is held in one transaction, replacing what had its `url|version`, and each other record is
- * reported with its source and line.
+ * `svc import questionnaires`: `.json` sources are one document (a Questionnaire or a Bundle of them),
+ * others NDJSON read line by line. Every record that is a Questionnaire is held, replacing what had its
+ * `url|version`, and each other record is reported with its source and line; all in one transaction, so a
+ * source that cannot be read (missing, a failed download, a `.json` file that is not JSON) leaves the
+ * store as it was.
  */
 export async function importQuestionnaires(
   db: Database.Database,
@@ -139,48 +144,44 @@ export async function importQuestionnaires(
 ): Promise<QuestionnairesImportSummary> {
   const limits = options.limits ?? DEFAULT_INGEST_LIMITS
   const sources = await resolveSources(inputs, { userAgent: 'svc-import-questionnaires', limits })
-  const read: { name: string; origin: 'file' | 'address'; records: SourceRecord[] }[] = []
-  for (const source of sources) {
-    const bytes = await readBounded(await source.open(), source.name, limits.maxSourceBytes)
-    read.push({
-      name: source.name,
-      origin: /^https?:\/\//i.test(source.name) ? 'address' : 'file',
-      records: recordsOf(source.name, source.format, bytes),
-    })
-  }
   const problems: QuestionnaireProblem[] = []
   const now = new Date((options.now ?? Date.now)()).toISOString()
   const held = new HeldQuestionnaires(db)
-  const summaries = db.transaction(() =>
-    read.map(({ name, origin, records }) => {
-      const summary: QuestionnaireSourceSummary = {
-        source: name,
-        read: records.length,
-        written: 0,
-        replaced: 0,
-        refused: 0,
-      }
-      for (const record of records) {
+  const summaries: QuestionnaireSourceSummary[] = []
+  // One transaction over every source, read as it streams: a source that breaks off rolls it all back.
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    for (const source of sources) {
+      const summary = { source: source.name, read: 0, written: 0, replaced: 0, refused: 0 }
+      summaries.push(summary)
+      const origin = /^https?:\/\//i.test(source.name) ? 'address' : 'file'
+      const stream = await source.open()
+      const records =
+        source.format === 'json'
+          ? documentRecords(source.name, await readBounded(stream, source.name, limits.maxRecordBytes))
+          : lineRecords(stream, limits.maxRecordBytes)
+      for await (const record of records) {
+        summary.read++
         const problem = record.fault ?? questionnaireFault(record.value)
         if (problem) {
           summary.refused++
-          const reported = { source: name, line: record.line, message: problem }
+          const reported = { source: source.name, line: record.line, message: problem }
           problems.push(reported)
           options.onProblem?.(reported)
           continue
         }
-        const put: HeldQuestionnaire = {
-          bytes: record.bytes,
-          resource: record.value as Resource,
-          origin,
-          source: name,
-        }
-        const result = held.put(put, now)
+        const result = held.put(
+          { bytes: record.bytes, resource: record.value as Resource, origin, source: source.name },
+          now,
+        )
         summary.written++
         if (result.replaced) summary.replaced++
       }
-      return summary
-    }),
-  )()
+    }
+    db.exec('COMMIT')
+  } catch (error) {
+    db.exec('ROLLBACK')
+    throw error
+  }
   return { sources: summaries, problems, refused: problems.length }
 }
