@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FetchRefused, safeFetch } from '../src/ingest/fetch.js'
-import { peakRssMb, runCli, runCliJson, runCliMeasured, startServeProcess } from './support/cli.js'
+import { oneLine, peakRssMb, runCli, runCliJson, runCliMeasured, startServeProcess } from './support/cli.js'
 import { SMART_EXAMPLES } from './support/fixtures.js'
 import { bearer, startTestServer } from './support/harness.js'
 
@@ -47,9 +47,6 @@ const releaseFiles = (db: string) =>
     .filter((name) => name.includes('.directory-'))
     .sort()
 
-/** oclif wraps its messages to the terminal (with ›): read them as one line. */
-const flat = (text: string) => text.replace(/[\s›]+/g, ' ')
-
 describe('svc import directory under hostile files', () => {
   it('names the file and the last whole line of a truncated .ndjson.gz, and keeps the previous release', async () => {
     const { db, env } = await storeWithRelease('truncated')
@@ -59,7 +56,7 @@ describe('svc import directory under hostile files', () => {
     const before = releaseFiles(db)
     const result = await runCliMeasured(['import', 'directory', file], env)
     expect(result.code).toBe(2)
-    expect(flat(result.stderr)).toMatch(
+    expect(oneLine(result.stderr)).toMatch(
       new RegExp(
         `${file}: unexpected end of file after line \\d+, the last whole line read; the previous directory is kept`,
       ),
@@ -142,7 +139,7 @@ describe('svc import directory under hostile files', () => {
     )
     const result = await runCli(['import', 'directory', file], env)
     expect(result.code).toBe(2)
-    expect(flat(result.stderr)).toContain(
+    expect(oneLine(result.stderr)).toContain(
       'larger than 1 MB (SVC_IMPORT_MAX_RECORD_MB), the limit of one JSON document',
     )
   })
@@ -173,7 +170,7 @@ describe('interrupted imports', () => {
       const stopped = performance.now() - sent
       expect(result.code).toBe(code)
       expect(stopped).toBeLessThan(2500)
-      expect(flat(result.stderr)).toContain(`${word}: the import stops; the previous data is kept.`)
+      expect(oneLine(result.stderr)).toContain(`${word}: the import stops; the previous data is kept.`)
       expect(releaseFiles(db)).toEqual(before)
     },
   )
@@ -339,7 +336,7 @@ describe('svc import publishers under hostile feeds', () => {
       await runCliJson(['publishers', 'add', 'sly', '--manifest', url], env)
       const result = await runCli(['import', 'publishers'], env)
       expect(result.code).toBe(1)
-      expect(flat(result.stdout)).toMatch(
+      expect(oneLine(result.stdout)).toMatch(
         /names file:\/\/ \("file:\/\/\/etc\/passwd"\): a remote manifest's files are fetched over http or https only/,
       )
       expect(`${result.stdout}${result.stderr}`).not.toMatch(/root:/)

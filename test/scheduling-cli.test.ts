@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli, runCliJson, startServeProcess } from './support/cli.js'
+import { oneLine, runCli, runCliJson, startServeProcess } from './support/cli.js'
 import { writeStu1Feed } from './support/stu1Feed.js'
 
 let dir: string
@@ -22,7 +22,7 @@ describe('svc import publishers', () => {
     const result = await runCli(['import', 'publishers'], env)
     expect(result.code).toBe(0)
     // oclif wraps warnings to the terminal width; read them as one line each.
-    const warnings = result.stderr.replace(/[\s›]+/g, ' ')
+    const warnings = oneLine(result.stderr)
     expect(warnings).toContain(`${join(dir, 'feed', 'slots.ndjson')}:7: not valid JSON`)
     expect(warnings).toMatch(/slots\.ndjson:13: Slot x1 names an unknown Schedule\/sch-missing/)
     expect(result.stdout).toMatch(/stu1\s+synced\s+25\s+11\s+2\s/)

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { CursorCodec } from '../src/fhir/cursor.js'
 import { throttledErrorLog } from '../src/http/errorLog.js'
-import { runCli } from './support/cli.js'
+import { oneLine, runCli } from './support/cli.js'
 import { type FakeUpstream, hang, json, startFakeUpstream } from './support/fakeUpstream.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 import { SMART_EXAMPLES } from './support/fixtures.js'
@@ -108,7 +108,7 @@ describe('the operator keeps its secrets', () => {
         SVC_DIRECTORY_URL: 'http://directory.example.org/fhir',
       })
       expect(clear.code).toBe(2)
-      expect(clear.stderr.replace(/[\s›]+/g, ' ')).toMatch(
+      expect(oneLine(clear.stderr)).toMatch(
         /Invalid setting SVC_DIRECTORY_URL: credentials for http:\/\/directory\.example\.org would travel in clear/,
       )
       expect(clear.stderr).not.toContain('secret')

@@ -4,6 +4,7 @@ import type { Migration } from '../db/migrate.js'
 import type { Db } from '../db/sqlite.js'
 import type { UpstreamTuning } from '../upstream/client.js'
 import type { Endpoint } from './endpoint.js'
+import type { Ports } from './ports.js'
 
 /**
  * What a domain is to the rest of the appliance. Each domain folder's `index.ts` exports one, and the
@@ -38,6 +39,8 @@ export interface AppContext {
   clock: Clock
   /** Settings every upstream source client is built with; tests shorten waits so retries cost no wall time. */
   upstream: UpstreamTuning
+  /** What the app's domains provide to each other (src/api/ports.ts). */
+  ports: Ports
 }
 
 /**

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { AppContext, DomainServing } from '../api/domain.js'
 import type { Endpoint } from '../api/endpoint.js'
+import { Ports } from '../api/ports.js'
 import type { Clock } from '../clock.js'
 import { type Config, settingOf, withBoundPort } from '../config.js'
 import type { Db } from '../db/open.js'
@@ -94,6 +95,7 @@ export async function startServer(
     config: effective,
     clock,
     upstream: { ...upstreamTuning(effective), ...options.upstream },
+    ports: new Ports(),
   })
   const app = createApp({
     db,

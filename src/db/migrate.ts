@@ -6,6 +6,11 @@ export interface Migration {
   name: string
   sql: string
   /**
+   * Rows the step writes that SQL alone cannot make (resources with their derived index rows), in the
+   * step's transaction, after `sql`.
+   */
+  apply?: (db: Database.Database) => void
+  /**
    * The step also reads or writes the live database (src/db/live.ts), attached as schema `live` for this step
    * only. ATTACH cannot run inside a transaction, so migrate() attaches before the step's BEGIN.
    */
@@ -54,6 +59,7 @@ export function migrate(db: Database.Database, steps: readonly Step[], options: 
     const run = db.transaction(() => {
       if (db.prepare('SELECT 1 FROM schema_steps WHERE id = ?').get(step.id)) return false
       db.exec(step.sql)
+      step.apply?.(db)
       db.prepare('INSERT INTO schema_steps (id, applied_at) VALUES (?, ?)').run(
         step.id,
         new Date().toISOString(),

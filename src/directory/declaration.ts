@@ -337,6 +337,28 @@ const healthcareService: ResourceTypeDeclaration = {
 /** Location is read only (spec): it has no search. */
 const location: ResourceTypeDeclaration = { type: 'Location' }
 
+/**
+ * The directory's InsurancePlans (Plan-Net publishes each with its MA or HIOS identifier and its networks):
+ * held to bridge a plan of the Plan Benefits service to its networks; `/InsurancePlan` itself is that
+ * service's.
+ */
+const insurancePlan: ResourceTypeDeclaration = {
+  type: 'InsurancePlan',
+  internal: true,
+  search: {
+    count: COUNT,
+    total: false,
+    params: {
+      identifier: tokenParam({
+        number: 10,
+        paths: ['identifier'],
+        description: 'An identifier: value or system|value.',
+      }),
+      ...paging,
+    },
+  },
+}
+
 export type DirectoryType =
   | 'Practitioner'
   | 'PractitionerRole'
@@ -345,6 +367,7 @@ export type DirectoryType =
   | 'Location'
   | 'Endpoint'
   | 'HealthcareService'
+  | 'InsurancePlan'
 
 export const DIRECTORY_STORE: StoreDeclaration = {
   name: 'directory',
@@ -357,6 +380,7 @@ export const DIRECTORY_STORE: StoreDeclaration = {
     location,
     endpoint,
     healthcareService,
+    insurancePlan,
   ],
 }
 

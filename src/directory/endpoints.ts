@@ -8,7 +8,9 @@ import { LocalSearch } from '../fhir/store/search.js'
 import { ApiError } from '../http/errors.js'
 import { settingOf } from '../config.js'
 import { UpstreamSource } from '../upstream/client.js'
+import { NETWORK_LISTINGS } from '../fhir/networkListings.js'
 import { DIRECTORY_LAYOUT, DIRECTORY_STORE } from './declaration.js'
+import { networkListings } from './networkListings.js'
 import { DIRECTORY_API_KEY, DIRECTORY_TIMEOUT_MS, DIRECTORY_URL } from './settings.js'
 
 const SEARCH_SUMMARIES: Record<string, string> = {
@@ -36,9 +38,10 @@ const replacedRelease = () =>
   ])
 
 /** One app's directory: where its answers come from (the configuration decides), and its cursors. */
-export function createDirectory({ db, config, clock, upstream }: AppContext): StoreEndpointsContext {
+export function createDirectory({ db, config, clock, upstream, ports }: AppContext): StoreEndpointsContext {
   const remote = settingOf(config, DIRECTORY_URL)
   const apiKey = settingOf(config, DIRECTORY_API_KEY)
+  const reader = new ReleaseReader(db, DIRECTORY_LAYOUT)
   const source = remote
     ? new RemoteSearch(
         new UpstreamSource({
@@ -50,7 +53,11 @@ export function createDirectory({ db, config, clock, upstream }: AppContext): St
         }),
         DIRECTORY_STORE.types,
       )
-    : new LocalSearch(new ReleaseReader(db, DIRECTORY_LAYOUT), DIRECTORY_STORE.types, replacedRelease)
+    : new LocalSearch(reader, DIRECTORY_STORE.types, replacedRelease)
+  ports.provide(
+    NETWORK_LISTINGS,
+    networkListings(source, () => remote !== undefined || reader.snapshot(() => reader.release()) !== 0),
+  )
   const cursors = new CursorCodec(db, clock, remote ? 'remote' : 'local')
   return {
     tag: 'directory',
@@ -61,12 +68,14 @@ export function createDirectory({ db, config, clock, upstream }: AppContext): St
   }
 }
 
-/** Every type's search (Location has none: read only) and read, as the directory publishes them. */
+const SERVED_TYPES = DIRECTORY_STORE.types.filter((type) => !type.internal)
+
+/** Every served type's search (Location has none: read only) and read, as the directory publishes them. */
 export const directoryEndpoints = (directory: StoreEndpointsContext): Endpoint[] => [
-  ...DIRECTORY_STORE.types.flatMap(({ type, search }) =>
+  ...SERVED_TYPES.flatMap(({ type, search }) =>
     search ? [searchEndpoint(directory, type, search, SEARCH_SUMMARIES[type] ?? type)] : [],
   ),
-  ...DIRECTORY_STORE.types.map(({ type }) =>
+  ...SERVED_TYPES.map(({ type }) =>
     readEndpoint(directory, type, `Read a ${type} as the directory publishes it`),
   ),
 ]

@@ -1,4 +1,6 @@
 import { FHIR_BASE } from '../http/errors.js'
+import { SplicedJson } from '../http/json.js'
+import { idOf, type SourcedResource, StoredJson, typeOf } from './store/stored.js'
 
 type Resource = Record<string, unknown>
 
@@ -8,30 +10,42 @@ export interface SearchsetInput {
   self: string
   next?: string
   total?: number
-  matches: readonly Resource[]
+  matches: readonly SourcedResource[]
+  /** Per match, extensions of its entry's `search` (how it matched). */
+  marks?: readonly (readonly Resource[] | undefined)[]
   /** Entries added by `_include`: they do not count toward `_count`. */
-  includes?: readonly Resource[]
+  includes?: readonly SourcedResource[]
 }
 
 /** The absolute address of a resource under this service's FHIR base. */
-export const fullUrlOf = (baseUrl: string, resource: Resource) =>
-  `${baseUrl}${FHIR_BASE}/${String(resource.resourceType)}/${String(resource.id)}`
+export const fullUrlOf = (baseUrl: string, resource: SourcedResource) =>
+  `${baseUrl}${FHIR_BASE}/${typeOf(resource)}/${idOf(resource)}`
 
-/** A FHIR searchset Bundle as the spec shapes it: self/next links, match then include entries. */
-export function searchsetBundle(input: SearchsetInput): Resource {
-  const entry = (mode: 'match' | 'include') => (resource: Resource) => ({
-    fullUrl: fullUrlOf(input.baseUrl, resource),
-    resource,
-    search: { mode },
-  })
-  return {
-    resourceType: 'Bundle',
-    type: 'searchset',
-    ...(input.total !== undefined ? { total: input.total } : {}),
-    link: [
+/**
+ * A FHIR searchset Bundle as the spec shapes it: self/next links, match then include entries. Spliced as
+ * JSON text: a stored resource goes in as the bytes it was published as.
+ */
+export function searchsetBundle(input: SearchsetInput): SplicedJson {
+  const pieces: (string | Buffer)[] = []
+  let text = `{"resourceType":"Bundle","type":"searchset",${input.total !== undefined ? `"total":${input.total},` : ''}"link":${JSON.stringify(
+    [
       { relation: 'self', url: input.self },
       ...(input.next !== undefined ? [{ relation: 'next', url: input.next }] : []),
     ],
-    entry: [...input.matches.map(entry('match')), ...(input.includes ?? []).map(entry('include'))],
+  )},"entry":[`
+  let entries = 0
+  const entry = (mode: 'match' | 'include', resource: SourcedResource, extension?: readonly Resource[]) => {
+    text += `${entries++ > 0 ? ',' : ''}{"fullUrl":${JSON.stringify(fullUrlOf(input.baseUrl, resource))},"resource":`
+    if (resource instanceof StoredJson) {
+      pieces.push(text, resource.bytes)
+      text = ''
+    } else {
+      text += JSON.stringify(resource)
+    }
+    text += `,"search":${JSON.stringify(extension ? { extension, mode } : { mode })}}`
   }
+  input.matches.forEach((resource, index) => entry('match', resource, input.marks?.[index]))
+  for (const resource of input.includes ?? []) entry('include', resource)
+  pieces.push(`${text}]}`)
+  return new SplicedJson(pieces)
 }

@@ -42,6 +42,13 @@ export function buildCapabilityStatement(
       entry.interaction.push({ code: 'search-type' })
       for (const [name, declared] of Object.entries(endpoint.params)) {
         if (name === '_format') continue
+        // A modifier (`name:contains`) is a form of its parameter, not a parameter of its own.
+        const [base, modifier] = name.split(':')
+        const known = entry.searchParam.find((searchParam) => searchParam.name === base)
+        if (modifier !== undefined && known) {
+          known.documentation += ` :${modifier}: ${declared.description}`
+          continue
+        }
         entry.searchParam.push({
           name,
           type: declared.fhirType,

@@ -21,6 +21,7 @@ export const STATUS_TYPES = {
   405: { slug: 'method-not-allowed', title: 'Method not allowed', fhirCode: 'not-supported' },
   406: { slug: 'not-acceptable', title: 'Not acceptable', fhirCode: 'not-supported' },
   408: { slug: 'request-timeout', title: 'Request timeout', fhirCode: 'timeout' },
+  410: { slug: null, title: 'Gone', fhirCode: 'expired' },
   413: { slug: null, title: 'Request body too large', fhirCode: 'too-long' },
   415: { slug: 'unsupported-media-type', title: 'Unsupported media type', fhirCode: 'not-supported' },
   431: { slug: 'headers-too-large', title: 'Request header fields too large', fhirCode: 'too-long' },

@@ -18,15 +18,23 @@ export class SplicedJson {
   /** Where each answer spliced in lies in `bytes`: their kept gzip forms splice the same way. */
   readonly splicedFrom: SplicedAnswer[] = []
 
-  constructor(pieces: readonly (string | PreparedAnswer)[]) {
+  /** Pieces: JSON text, JSON bytes (a resource as stored), or a prepared answer's bytes. */
+  constructor(pieces: readonly (string | Buffer | PreparedAnswer)[]) {
     let length = 0
     for (const piece of pieces)
-      length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.bytes.length
+      length +=
+        typeof piece === 'string'
+          ? Buffer.byteLength(piece)
+          : Buffer.isBuffer(piece)
+            ? piece.length
+            : piece.bytes.length
     this.bytes = Buffer.allocUnsafe(length)
     let at = 0
     for (const piece of pieces) {
       if (typeof piece === 'string') {
         at += this.bytes.write(piece, at)
+      } else if (Buffer.isBuffer(piece)) {
+        at += piece.copy(this.bytes, at)
       } else {
         this.splicedFrom.push({ at, answer: piece })
         at += piece.bytes.copy(this.bytes, at)

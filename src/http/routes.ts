@@ -65,7 +65,10 @@ export class Routes {
 
   #match(method: string, path: string): Resolution {
     const match = this.#router.match(path, method)
-    const layer = match.pathAndMethod.find((candidate) => this.#endpoints.has(candidate))
+    // A fixed path wins over a pattern, whatever their order: `InsurancePlan/$counties` is not a read of
+    // InsurancePlan `$counties`.
+    const served = match.pathAndMethod.filter((candidate) => this.#endpoints.has(candidate))
+    const layer = served.find((candidate) => candidate.paramNames.length === 0) ?? served[0]
     if (layer) {
       const endpoint = this.#endpoints.get(layer) as Endpoint
       const pathParams = Object.freeze(layer.params(path, layer.captures(path), {}))

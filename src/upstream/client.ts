@@ -6,11 +6,16 @@ import { parseJsonRecord } from '../ingest/json.js'
 import { describeMb } from '../ingest/limits.js'
 import { UPSTREAM_MAX_ANSWER_MB } from './settings.js'
 
-/** What a source said when it did answer: a 2xx, or a 404/410 (the record does not exist there). */
+/**
+ * What a source said when it did answer: a 2xx, a 404/410 (the record does not exist there), or a 304 to a
+ * conditional request (no body).
+ */
 export interface UpstreamAnswer {
   status: number
   headers: Record<string, string | string[] | undefined>
   body: unknown
+  /** The body's bytes as the source sent them (empty for a 304). */
+  bytes: Buffer
 }
 
 export interface UpstreamRequest {
@@ -19,6 +24,8 @@ export interface UpstreamRequest {
   path: string
   /** Sent as JSON. */
   body?: unknown
+  /** Headers of this request (validators of a conditional GET). */
+  headers?: Record<string, string>
   /** The caller's budget (e.g. a batch's 60 s); when it runs out the answer is 504. */
   signal?: AbortSignal
 }
@@ -64,9 +71,15 @@ type Failure =
   | { kind: 'timeout' }
   | { kind: 'failed'; detail: string; transient: boolean }
 
-type Attempt = { ok: true; answer: UpstreamAnswer } | { ok: false; failure: Failure }
+type Attempt =
+  | { ok: true; answer: UpstreamAnswer }
+  | { ok: false; failure: Failure }
+  | { ok: 'redirect'; location: string }
 
 const ANSWER_STATUSES = new Set([404, 410])
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
+/** Redirects followed for one attempt, each within the source (resolve()). */
+const MAX_REDIRECTS = 5
 /** Statuses a second try can change; any other refusal is final and answered 502 at once. */
 const TRANSIENT_STATUSES = new Set([408, 500, 502, 503, 504])
 /** The shortest `Retry-After` we hand our own caller for a throttling source, as the spec's 503 row says. */
@@ -138,7 +151,7 @@ export class UpstreamSource {
 
   async fetchJson(call: UpstreamRequest): Promise<UpstreamAnswer> {
     const url = this.resolve(call.path)
-    const first = await this.#attempt(url, call)
+    const first = await this.#following(url, call)
     if (first.ok) return first.answer
     const delay = this.#retryDelay(first.failure)
     if (delay === undefined) throw this.#toError(first.failure)
@@ -147,9 +160,23 @@ export class UpstreamSource {
     } catch {
       throw this.#outOfTime()
     }
-    const second = await this.#attempt(url, call)
+    const second = await this.#following(url, call)
     if (second.ok) return second.answer
     throw this.#toError(second.failure)
+  }
+
+  /** One attempt, its redirects followed while they stay within the source (anything else is a 502). */
+  async #following(url: URL, call: UpstreamRequest): Promise<Exclude<Attempt, { ok: 'redirect' }>> {
+    let current = url
+    for (let hops = 0; ; hops++) {
+      const attempt = await this.#attempt(current, call)
+      if (attempt.ok !== 'redirect') return attempt
+      if (hops === MAX_REDIRECTS)
+        throw new ApiError(502, {
+          detail: `${this.#options.name} redirected more than ${MAX_REDIRECTS} times.`,
+        })
+      current = this.resolve(new URL(attempt.location, current).href)
+    }
   }
 
   #retryDelay(failure: Failure): number | undefined {
@@ -172,6 +199,7 @@ export class UpstreamSource {
         headers: {
           accept: 'application/fhir+json',
           ...(hasBody ? { 'content-type': 'application/fhir+json' } : {}),
+          ...call.headers,
           ...this.#options.headers,
         },
         body: hasBody ? JSON.stringify(call.body) : undefined,
@@ -182,6 +210,15 @@ export class UpstreamSource {
       if (status === 429 || (status === 503 && headers['retry-after'] !== undefined)) {
         await response.body.dump()
         return { ok: false, failure: { kind: 'throttled', retryAfterMs: this.#retryAfterMs(headers) } }
+      }
+      const location = headers.location
+      if (REDIRECT_STATUSES.has(status) && typeof location === 'string') {
+        await response.body.dump()
+        return { ok: 'redirect', location }
+      }
+      if (status === 304) {
+        await response.body.dump()
+        return { ok: true, answer: { status, headers, body: undefined, bytes: Buffer.alloc(0) } }
       }
       if (!(status >= 200 && status < 300) && !ANSWER_STATUSES.has(status)) {
         await response.body.dump()
@@ -207,6 +244,9 @@ export class UpstreamSource {
         }
       }
       const record = parseJsonRecord(bytes)
+      // A "not here" is an answer whatever its body says (often an HTML page).
+      if ('problem' in record && ANSWER_STATUSES.has(status))
+        return { ok: true, answer: { status, headers, body: undefined, bytes } }
       if ('problem' in record) {
         return {
           ok: false,
@@ -217,7 +257,7 @@ export class UpstreamSource {
           },
         }
       }
-      return { ok: true, answer: { status, headers, body: record.value } }
+      return { ok: true, answer: { status, headers, body: record.value, bytes } }
     } catch (error) {
       if (call.signal?.aborted) throw this.#outOfTime()
       if (timeout.aborted) return { ok: false, failure: { kind: 'timeout' } }

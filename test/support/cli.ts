@@ -130,3 +130,6 @@ export function runCliMeasured(
     onStart?.(child)
   })
 }
+
+/** oclif wraps its messages to the terminal (with ›): a command's output read as one line. */
+export const oneLine = (text: string) => text.replace(/[\s›]+/g, ' ').trim()

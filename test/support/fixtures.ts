@@ -9,3 +9,7 @@ export const SMART_EXAMPLES = inRepository('data/scheduling/smart-examples')
 export const NUCC_CSV = inRepository('data/demo/terminology/nucc_provider_taxonomy.csv')
 /** The Plan-Net sample directory, plain NDJSON (test/fixtures/directory/README.md). */
 export const PLAN_NET = inRepository('test/fixtures/directory/plan-net')
+/** Excerpts of the federal plan files, and rows built in their layouts (test/fixtures/plans/README.md). */
+export const PLANS = inRepository('test/fixtures/plans')
+/** The curated Questionnaires, as published (data/questionnaires/README.md). */
+export const QUESTIONNAIRES = inRepository('data/questionnaires')

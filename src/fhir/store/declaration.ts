@@ -1,5 +1,6 @@
 import type { ParamIssue } from '../../http/errors.js'
 import type { ParamSpec } from '../../api/params.js'
+import type { StoredJson } from './stored.js'
 
 /**
  * A FHIR resource domain declares its store here: its resource types, and for each its search parameters.
@@ -19,16 +20,30 @@ export interface ResourceTypeDeclaration {
   type: string
   /** Its search, when it has one: a type may be read only. */
   search?: SearchDeclaration
+  /**
+   * Held to answer other questions of the domain (which networks a plan has), with no endpoint of its own:
+   * its path may belong to another domain.
+   */
+  internal?: boolean
 }
 
 export interface SearchDeclaration {
   params: Record<string, SearchParam>
-  /** Page sizes: 1..max, default when absent; larger values refused. */
-  count: { max: number; default: number }
+  /**
+   * Page sizes: 1..max, default when absent; larger values refused. `whole`: no paging, every match in one
+   * answer, and a search with no criterion lists every resource of the type (a short curated list).
+   */
+  count: { max: number; default: number } | 'whole'
   /** Whether a local search answers with `total` (Practitioner searches never do). */
   total: boolean
   /** `_include` (and reverse include) values, by the value a caller sends. */
   includes?: Record<string, IncludeDeclaration>
+  /**
+   * What a match's entry says about how it matched (`search.extension`), from the search's checked
+   * parameters: a plan sold in only part of the county asked, say. It gets the resource as stored, to look
+   * at its bytes before parsing them (a plan can be hundreds of kilobytes).
+   */
+  mark?(stored: StoredJson, values: Record<string, unknown>): Record<string, unknown>[] | undefined
 }
 
 /**
@@ -51,6 +66,8 @@ export type SearchRole =
 export interface SearchParam {
   spec: ParamSpec
   role: SearchRole
+  /** Indexed and usable by the domain's own code, never a parameter a caller may send (a partition key). */
+  internal?: boolean
   /** The index rows it derives from each resource of its type, at import. */
   index?: IndexDeclaration
   /** The store conditions its checked value makes. */
@@ -69,21 +86,32 @@ export interface SearchParam {
 /**
  * Where a parameter's values are in a resource: dotted paths whose steps may hold arrays (`name.given`).
  * - token: each value an Identifier (system, value), CodeableConcept (its codings), Coding (system, code),
- *   or a primitive code (no system); a number or a boolean is indexed as its canonical string form.
+ *   or a primitive code (no system); a number or a boolean is indexed as its canonical string form. Or,
+ *   `derive`, (system, code) pairs worked out from the whole resource (a county a whole-state plan covers).
  * - reference: each value a Reference naming a resource of `target` (relative, absolute or versioned).
- * - text: the strings joined into one column of the type's full-text table.
+ * - text: the strings joined into one column of one of the type's full-text tables: by words (`words`, the
+ *   default: prefix and phrase searches) or by trigrams (`trigram`: any substring of 3 characters or more).
  */
 export type IndexDeclaration =
   | { kind: 'token'; number: number; paths: readonly string[] }
+  | {
+      kind: 'token'
+      number: number
+      derive(resource: Record<string, unknown>): Iterable<[system: string, code: string]>
+    }
   | { kind: 'reference'; number: number; paths: readonly string[]; target: string }
-  | { kind: 'text'; column: string; paths: readonly string[] }
+  | { kind: 'text'; column: string; paths: readonly string[]; tokenizer?: TextTokenizer }
+
+export type TextTokenizer = 'words' | 'trigram'
 
 /** One condition a match must meet; the most selective drives the scan, the others filter it. */
 export type Criterion =
   | { kind: 'id'; type: string; id: string }
+  /** Every resource of the type: what a `whole` search with no criterion matches. */
+  | { kind: 'type'; type: string }
   | { kind: 'token'; param: number; code: string; systems?: readonly string[] }
   | { kind: 'ref'; param: number; target: string }
-  /** FTS5 query fragments on one column set of the type's full-text table; several join with AND. */
-  | { kind: 'text'; type: string; match: string }
+  /** FTS5 query fragments on one of the type's full-text tables; several on one table join with AND. */
+  | { kind: 'text'; type: string; match: string; tokenizer?: TextTokenizer }
 
 export type { ParamIssue }

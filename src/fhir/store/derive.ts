@@ -1,11 +1,11 @@
-import type { ResourceTypeDeclaration } from './declaration.js'
+import type { ResourceTypeDeclaration, TextTokenizer } from './declaration.js'
 
 /** The index rows of one resource, derived at import; the resource itself is stored as published. */
 export interface IndexRows {
   tokens: [param: number, system: string, code: string][]
   refs: [param: number, target: string][]
-  /** One text per column of the type's full-text table, in its order; undefined when it has none. */
-  texts?: string[]
+  /** Per full-text table of the type (TypeIndex.texts, in order), one text per column; absent when none. */
+  texts?: string[][]
 }
 
 type Json = Record<string, unknown>
@@ -85,20 +85,33 @@ function addRef(rows: IndexRows, param: number, target: string): void {
   rows.refs.push([param, target])
 }
 
-/** A resource type's index: its extractors, compiled once from its search parameters, and its text columns. */
+/** One full-text table of a type: how it splits text, and its columns in order. */
+export interface TextIndex {
+  tokenizer: TextTokenizer
+  columns: string[]
+}
+
+/** A resource type's index: its extractors, compiled once from its search parameters, and its text tables. */
 export interface TypeIndex {
-  /** The columns of its full-text table, in order; empty when it has no text search. */
-  textColumns: string[]
+  /** Its full-text tables (at most one per tokenizer); empty when it has no text search. */
+  texts: TextIndex[]
   derive(resource: Json): IndexRows
 }
 
+type PathVisitor = (resource: Json, visit: Visit) => void
+
 export function compileTypeIndex(declaration: ResourceTypeDeclaration): TypeIndex {
   const extractors: Extractor[] = []
-  const textColumns: string[] = []
-  const textPaths: ((resource: Json, visit: Visit) => void)[][] = []
+  const texts: (TextIndex & { paths: PathVisitor[][] })[] = []
   for (const param of Object.values(declaration.search?.params ?? {})) {
     const index = param.index
     if (!index) continue
+    if (index.kind === 'token' && 'derive' in index) {
+      extractors.push((resource, rows) => {
+        for (const [system, code] of index.derive(resource)) addToken(rows, index.number, system, code)
+      })
+      continue
+    }
     const paths = index.paths.map(compilePath)
     if (index.kind === 'token') {
       extractors.push((resource, rows) => {
@@ -115,27 +128,35 @@ export function compileTypeIndex(declaration: ResourceTypeDeclaration): TypeInde
         }
         for (const visitPath of paths) visitPath(resource, add)
       })
-    } else if (!textColumns.includes(index.column)) {
-      textColumns.push(index.column)
-      textPaths.push(paths)
+    } else {
+      const tokenizer = index.tokenizer ?? 'words'
+      let table = texts.find((text) => text.tokenizer === tokenizer)
+      if (!table) {
+        table = { tokenizer, columns: [], paths: [] }
+        texts.push(table)
+      }
+      if (!table.columns.includes(index.column)) {
+        table.columns.push(index.column)
+        table.paths.push(paths)
+      }
     }
   }
+  const columnText = (resource: Json, paths: PathVisitor[]) => {
+    const found: string[] = []
+    const add = (value: unknown) => {
+      const text = primitiveText(value)
+      if (text !== undefined) found.push(text)
+    }
+    for (const visitPath of paths) visitPath(resource, add)
+    return found.join(' ; ')
+  }
   return {
-    textColumns,
+    texts: texts.map(({ tokenizer, columns }) => ({ tokenizer, columns })),
     derive(resource) {
       const rows: IndexRows = { tokens: [], refs: [] }
       for (const extract of extractors) extract(resource, rows)
-      if (textColumns.length > 0) {
-        rows.texts = textPaths.map((paths) => {
-          const texts: string[] = []
-          const add = (value: unknown) => {
-            const text = primitiveText(value)
-            if (text !== undefined) texts.push(text)
-          }
-          for (const visitPath of paths) visitPath(resource, add)
-          return texts.join(' ; ')
-        })
-      }
+      if (texts.length > 0)
+        rows.texts = texts.map((table) => table.paths.map((paths) => columnText(resource, paths)))
       return rows
     },
   }

@@ -1,12 +1,14 @@
 import { defineEndpoint, type Endpoint, type ResponseDoc } from '../../api/endpoint.js'
 import { param, type ParamShape } from '../../api/params.js'
 import { ApiError } from '../../http/errors.js'
+import { SplicedJson } from '../../http/json.js'
 import { FHIR_BASE } from '../../http/pathBase.js'
 import { searchsetBundle } from '../bundle.js'
 import type { CursorCodec } from '../cursor.js'
 import type { SearchDeclaration } from './declaration.js'
 import { type SearchSource, type SearchValues, searchRules } from './search.js'
 import { ID_PATTERN } from './searchParams.js'
+import { StoredJson } from './stored.js'
 
 const BUNDLE_SCHEMA = {
   type: 'object',
@@ -47,6 +49,8 @@ export interface StoreEndpointsContext {
   responses?: Record<number, ResponseDoc>
   /** Set when the source is remote: calls get its deadline and stop when their caller leaves. */
   waits?: 'call'
+  /** What a search's description adds about its pages (a cursor of replaced data answering 410, say). */
+  pagingNote?: string
 }
 
 /** A type's search endpoint: its declared parameters, rules, paging and cursors, as a searchset Bundle. */
@@ -57,14 +61,20 @@ export function searchEndpoint(
   summary: string,
 ): Endpoint {
   const params = Object.fromEntries(
-    Object.entries(search.params).map(([name, declared]) => [name, declared.spec]),
+    Object.entries(search.params).flatMap(([name, declared]) =>
+      declared.internal ? [] : [[name, declared.spec]],
+    ),
   ) as ParamShape
   return defineEndpoint({
     method: 'GET',
     path: `${FHIR_BASE}/${type}`,
     tag: context.tag,
     summary,
-    description: `Searchset Bundle; \`_count\` 1..${search.count.max}; follow the \`next\` link, whose opaque \`page\` cursor expires (400 when expired or altered).`,
+    description: `Searchset Bundle; ${
+      search.count === 'whole'
+        ? 'every match in one answer, with `total` (no paging).'
+        : `\`_count\` 1..${search.count.max} (default ${search.count.default}); follow the \`next\` link, whose opaque \`page\` cursor expires (400 when expired or altered).`
+    }${context.pagingNote ? ` ${context.pagingNote}` : ''}`,
     params,
     rules: (values, services) => searchRules(type, search, values as SearchValues, services.config.baseUrl),
     fhir: { resource: type, interaction: 'search-type' },
@@ -91,6 +101,7 @@ export function searchEndpoint(
           next: result.next === undefined ? undefined : `${base}?page=${cursors.seal(type, result.next)}`,
           total: result.total,
           matches: result.matches,
+          marks: result.marks,
           includes: result.includes,
         }),
       }
@@ -114,7 +125,7 @@ export function readEndpoint(context: StoreEndpointsContext, type: string, summa
       const id = request.pathParams.id as string
       const resource = await context.source.read(type, id, request.signal)
       if (!resource) throw new ApiError(404, { detail: `No ${type}/${id} is held here.` })
-      return { body: resource }
+      return { body: resource instanceof StoredJson ? new SplicedJson([resource.bytes]) : resource }
     },
   })
 }

@@ -1,13 +1,10 @@
-import { readdirSync, rmSync } from 'node:fs'
-import { basename, dirname, extname } from 'node:path'
 import type { Db } from '../../db/open.js'
 import { parseJsonRecord, readJsonDocument } from '../../ingest/json.js'
 import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
 import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
 import { type ImportSource, SourceError } from '../../ingest/sources.js'
 import { UserError } from '../../userError.js'
-import { releaseFileName, releasePath, releasesTable } from './releases.js'
-import { ReleaseWriter } from './releaseWriter.js'
+import { ImportError, ReleaseBuild } from './releaseBuild.js'
 import type { StoreLayout } from './schema.js'
 import { ID_PATTERN } from './searchParams.js'
 
@@ -49,84 +46,8 @@ export interface ImportOptions {
   signal?: AbortSignal
 }
 
-export class ImportError extends UserError {
-  override name = 'ImportError'
-}
-
 const MAX_KEPT_PROBLEMS = 1000
 const PROGRESS_EVERY = 20_000
-
-/** Whose process is alive: a loading release of a dead process is debris to clear, not an import to wait for. */
-function alive(pid: number | null): boolean {
-  if (pid === null) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** A release file and the side files SQLite may leave beside it (a killed import's journal). */
-function removeReleaseFiles(db: Db, file: string): void {
-  for (const suffix of ['', '-journal', '-wal', '-shm']) {
-    try {
-      rmSync(releasePath(db.name, `${file}${suffix}`), { force: true })
-    } catch {
-      // Still open somewhere (Windows): a later import tries again.
-    }
-  }
-}
-
-/**
- * Files of releases no longer served, side files included, and any file of this store's release naming
- * beside the main file that no release in the table is loading or serving (what an import killed before
- * its row was written left).
- */
-function removeOldFiles(db: Db, store: string): void {
-  const releases = releasesTable(store)
-  const files = db
-    .prepare(`SELECT file FROM ${releases} WHERE file IS NOT NULL AND state IN ('replaced', 'failed')`)
-    .pluck()
-    .all() as string[]
-  for (const file of files) removeReleaseFiles(db, file)
-  const kept = new Set(
-    db
-      .prepare(`SELECT file FROM ${releases} WHERE file IS NOT NULL AND state IN ('active', 'loading')`)
-      .pluck()
-      .all() as string[],
-  )
-  const extension = extname(db.name)
-  const pattern = new RegExp(
-    `^${escapeRegExp(basename(db.name, extension))}\\.${store}-\\d+${escapeRegExp(extension)}(-journal|-wal|-shm)?$`,
-  )
-  for (const name of readdirSync(dirname(db.name))) {
-    const match = pattern.exec(name)
-    if (!match) continue
-    const file = name.slice(0, name.length - (match[1]?.length ?? 0))
-    if (!kept.has(file)) removeReleaseFiles(db, file)
-  }
-}
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-
-/** Imports that died midway: their release goes to failed and its file (or, before files, tables) away. */
-function clearDebris(db: Db, layout: StoreLayout): void {
-  const releases = releasesTable(layout.declaration.name)
-  const loading = db.prepare(`SELECT id, pid, file FROM ${releases} WHERE state = 'loading'`).all() as {
-    id: number
-    pid: number | null
-    file: string | null
-  }[]
-  for (const release of loading) {
-    if (release.pid !== process.pid && alive(release.pid)) continue
-    if (release.file === null) {
-      for (const table of layout.tables) db.exec(`DROP TABLE IF EXISTS ${table}__r${release.id}`)
-    }
-    db.prepare(`UPDATE ${releases} SET state = 'failed' WHERE id = ?`).run(release.id)
-  }
-  removeOldFiles(db, layout.declaration.name)
-}
 
 /** A record as the source gives it: validated, typed, or the reason it is skipped. */
 type Checked =
@@ -163,24 +84,13 @@ export async function importRelease(
   const now = options.now ?? Date.now
   const started = now()
   const store = layout.declaration.name
-  const releases = releasesTable(store)
   const limits = options.limits ?? DEFAULT_INGEST_LIMITS
-  clearDebris(db, layout)
-  const release = db
-    .transaction(() => {
-      const id = Number(
-        db
-          .prepare(`INSERT INTO ${releases} (state, pid, started_at, sources) VALUES ('loading', ?, ?, ?)`)
-          .run(
-            process.pid,
-            new Date(started).toISOString(),
-            JSON.stringify(sources.map((source) => source.name)),
-          ).lastInsertRowid,
-      )
-      db.prepare(`UPDATE ${releases} SET file = ? WHERE id = ?`).run(releaseFileName(db.name, store, id), id)
-      return id
-    })
-    .immediate()
+  const build = new ReleaseBuild(db, layout, {
+    sourceNames: sources.map((source) => source.name),
+    startedAt: started,
+    batchSize: options.batchSize,
+  })
+  const release = build.release
   const types: ImportSummary['types'] = Object.fromEntries(
     layout.declaration.types.map(({ type }) => [type, { imported: 0, skipped: 0 }]),
   )
@@ -199,11 +109,6 @@ export async function importRelease(
     options.onProblem?.(found)
   }
 
-  const writer = new ReleaseWriter(
-    releasePath(db.name, releaseFileName(db.name, store, release)),
-    layout,
-    options.batchSize ?? 2_000,
-  )
   try {
     /**
      * One record, its text being `data[start, end)` (parsed here unless given); a promise to await before the
@@ -231,7 +136,7 @@ export async function importRelease(
       }
       imported++
       ;(types[checked.type] as { imported: number }).imported++
-      return writer.add(
+      return build.add(
         checked.type,
         checked.id,
         checked.parsed,
@@ -279,7 +184,7 @@ export async function importRelease(
       report()
     }
     if (imported === 0) throw new ImportError(`The sources hold no ${store} resources; nothing changed`)
-    await writer.finish((duplicate) => {
+    await build.finish((duplicate) => {
       imported--
       ;(types[duplicate.type] as { imported: number }).imported--
       problem(
@@ -300,45 +205,13 @@ export async function importRelease(
       problems: problems.map(({ order: _, ...found }) => found),
       durationMs: now() - started,
     }
-    goLive(db, layout, release, summary, now)
-    removeOldFiles(db, store)
+    build.goLive({ types: summary.types, ignored: summary.ignored, skipped: summary.skipped }, now())
     return summary
   } catch (error) {
-    await writer.abort()
-    try {
-      db.prepare(`UPDATE ${releases} SET state = 'failed', finished_at = ? WHERE id = ?`).run(
-        new Date(now()).toISOString(),
-        release,
-      )
-    } catch {
-      // The main file is locked (what failed may be going live): the next import clears it as debris.
-    }
+    await build.abort(now())
     if (error instanceof ImportError || error instanceof SourceError) throw error
     throw new ImportError(`Import failed, the previous ${store} is kept: ${(error as Error).message}`)
   }
-}
-
-/**
- * One commit of the main file names the new release active; every reader attaches its file from then on
- * (see store.ts). Tables of a release imported before releases had files of their own go with it.
- */
-function goLive(
-  db: Db,
-  layout: StoreLayout,
-  release: number,
-  summary: ImportSummary,
-  now: () => number,
-): void {
-  const releases = releasesTable(layout.declaration.name)
-  db.transaction(() => {
-    for (const table of layout.tables) db.exec(`DROP TABLE IF EXISTS main.${table}`)
-    db.prepare(`UPDATE ${releases} SET state = 'replaced' WHERE state = 'active'`).run()
-    db.prepare(`UPDATE ${releases} SET state = 'active', finished_at = ?, summary = ? WHERE id = ?`).run(
-      new Date(now()).toISOString(),
-      JSON.stringify({ types: summary.types, ignored: summary.ignored, skipped: summary.skipped }),
-      release,
-    )
-  }).immediate()
 }
 
 type Take = (

@@ -3,10 +3,11 @@ import Database from 'better-sqlite3'
 import type { Db } from '../../db/open.js'
 import type { Criterion } from './declaration.js'
 import { type ActiveRelease, activeRelease, releasePath } from './releases.js'
-import type { StoreLayout } from './schema.js'
+import { type StoreLayout, textTableKey } from './schema.js'
+import { StoredJson } from './stored.js'
 
 /** Which criterion drives the scan: the most selective kind first. */
-const RANK: Record<Criterion['kind'], number> = { id: 0, token: 1, ref: 2, text: 3 }
+const RANK: Record<Criterion['kind'], number> = { id: 0, token: 1, ref: 2, text: 3, type: 4 }
 
 interface Sql {
   text: string
@@ -15,7 +16,7 @@ interface Sql {
 
 const marks = (count: number) => Array.from({ length: count }, () => '?').join(', ')
 
-/** Text criteria on one type's full-text table are one MATCH: their fragments joined with AND. */
+/** Text criteria on one full-text table are one MATCH: their fragments joined with AND. */
 function mergeTexts(criteria: readonly Criterion[]): Criterion[] {
   const merged: Criterion[] = []
   for (const criterion of criteria) {
@@ -23,7 +24,12 @@ function mergeTexts(criteria: readonly Criterion[]): Criterion[] {
       merged.push(criterion)
       continue
     }
-    const same = merged.findIndex((known) => known.kind === 'text' && known.type === criterion.type)
+    const same = merged.findIndex(
+      (known) =>
+        known.kind === 'text' &&
+        known.type === criterion.type &&
+        (known.tokenizer ?? 'words') === (criterion.tokenizer ?? 'words'),
+    )
     const known = merged[same]
     if (known?.kind === 'text') merged[same] = { ...known, match: `${known.match} AND ${criterion.match}` }
     else merged.push(criterion)
@@ -31,9 +37,9 @@ function mergeTexts(criteria: readonly Criterion[]): Criterion[] {
   return merged
 }
 
-function textTable(layout: StoreLayout, type: string): string {
-  const text = layout.textTables.get(type)
-  if (!text) throw new Error(`${type} has no full-text table`)
+function textTable(layout: StoreLayout, criterion: Criterion & { kind: 'text' }): string {
+  const text = layout.textTables.get(textTableKey(criterion.type, criterion.tokenizer))
+  if (!text) throw new Error(`${criterion.type} has no ${criterion.tokenizer ?? 'words'} full-text table`)
   return text.table
 }
 
@@ -44,6 +50,13 @@ function driver(
   criterion: Criterion,
 ): { from: string; rid: string; args: unknown[]; distinct: boolean } {
   switch (criterion.kind) {
+    case 'type':
+      return {
+        from: `${s}.${layout.resource} d WHERE d.type = ?`,
+        rid: 'd.rid',
+        args: [criterion.type],
+        distinct: false,
+      }
     case 'id':
       return {
         from: `${s}.${layout.resource} d WHERE d.type = ? AND d.id = ?`,
@@ -66,7 +79,7 @@ function driver(
         distinct: true,
       }
     case 'text': {
-      const table = textTable(layout, criterion.type)
+      const table = textTable(layout, criterion)
       return {
         from: `${s}.${table} WHERE ${table} MATCH ?`,
         rid: `${table}.rowid`,
@@ -79,6 +92,11 @@ function driver(
 
 function filter(layout: StoreLayout, s: string, criterion: Criterion, rid: string): Sql {
   switch (criterion.kind) {
+    case 'type':
+      return {
+        text: `EXISTS (SELECT 1 FROM ${s}.${layout.resource} x WHERE x.rid = ${rid} AND x.type = ?)`,
+        args: [criterion.type],
+      }
     case 'id':
       return {
         text: `EXISTS (SELECT 1 FROM ${s}.${layout.resource} x WHERE x.rid = ${rid} AND x.type = ? AND x.id = ?)`,
@@ -95,7 +113,7 @@ function filter(layout: StoreLayout, s: string, criterion: Criterion, rid: strin
         args: [criterion.param, criterion.target],
       }
     case 'text': {
-      const table = textTable(layout, criterion.type)
+      const table = textTable(layout, criterion)
       return {
         text: `${rid} IN (SELECT rowid FROM ${s}.${table} WHERE ${table} MATCH ?)`,
         args: [criterion.match],
@@ -123,7 +141,7 @@ function matchSql(
 
 export interface StoredResource {
   rid: number
-  resource: Record<string, unknown>
+  stored: StoredJson
 }
 
 /**
@@ -136,6 +154,8 @@ export class ReleaseReader {
   #release = 0
   #attached: string | null = null
   #schema = 'main'
+  /** No release was ever imported and the main file has no tables of this store: every read finds nothing. */
+  #empty = false
   /** The schema a release file is attached as, on this connection. */
   readonly #attachAs: string
 
@@ -175,7 +195,15 @@ export class ReleaseReader {
     this.#attached = null
     this.#schema = 'main'
     this.#release = active?.id ?? 0
-    if (!active?.file) return
+    this.#empty = false
+    if (!active?.file) {
+      this.#empty =
+        this.db
+          .prepare(`SELECT count(*) FROM main.sqlite_schema WHERE name = ?`)
+          .pluck()
+          .get(this.layout.resource) === 0
+      return
+    }
     const path = releasePath(this.db.name, active.file)
     // ATTACH makes an empty database where there is no file: a missing release must not become one.
     const missing = () =>
@@ -199,26 +227,31 @@ export class ReleaseReader {
     this.#schema = this.#attachAs
   }
 
-  read(type: string, id: string): Record<string, unknown> | undefined {
-    const json = this.db
-      .statement(`SELECT json FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`)
+  read(type: string, id: string): StoredJson | undefined {
+    if (this.#empty) return undefined
+    const bytes = this.db
+      .statement(
+        `SELECT CAST(json AS BLOB) FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
+      )
       .pluck()
-      .get(type, id)
-    return typeof json === 'string' ? (JSON.parse(json) as Record<string, unknown>) : undefined
+      .get(type, id) as Buffer | undefined
+    return bytes === undefined ? undefined : new StoredJson(type, id, bytes)
   }
 
   /** Up to `limit` matches after rid `after`, in rid order (stable for keyset paging). */
   page(criteria: readonly Criterion[], after: number, limit: number): StoredResource[] {
+    if (this.#empty) return []
     const sql = matchSql(this.layout, this.#schema, criteria)
     // `? + 0`: a bare LIMIT parameter is planned as a constant, so each run would plan the statement again.
     const rids = this.db
       .statement(`${sql.select} AND ${sql.rid} > ? ORDER BY ${sql.rid} LIMIT ? + 0`)
       .pluck()
       .all(...sql.args, after, limit) as number[]
-    return rids.map((rid) => ({ rid, resource: this.#byRid(rid) }))
+    return rids.map((rid) => ({ rid, stored: this.#byRid(rid) }))
   }
 
   count(criteria: readonly Criterion[]): number {
+    if (this.#empty) return 0
     const sql = matchSql(this.layout, this.#schema, criteria)
     return this.db
       .statement(`SELECT count(*) FROM (${sql.select})`)
@@ -227,7 +260,8 @@ export class ReleaseReader {
   }
 
   /** The resources whose reference parameter `param` points at `target`, for a reverse `_include`. */
-  referencing(param: number, target: string): Record<string, unknown>[] {
+  referencing(param: number, target: string): StoredJson[] {
+    if (this.#empty) return []
     const rids = this.db
       .statement(
         `SELECT rid FROM ${this.#schema}.${this.layout.ref} WHERE param = ? AND target = ? ORDER BY rid`,
@@ -237,11 +271,12 @@ export class ReleaseReader {
     return rids.map((rid) => this.#byRid(rid))
   }
 
-  #byRid(rid: number): Record<string, unknown> {
-    const json = this.db
-      .statement(`SELECT json FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`)
-      .pluck()
-      .get(rid) as string
-    return JSON.parse(json) as Record<string, unknown>
+  #byRid(rid: number): StoredJson {
+    const row = this.db
+      .statement(
+        `SELECT type, id, CAST(json AS BLOB) AS bytes FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`,
+      )
+      .get(rid) as { type: string; id: string; bytes: Buffer }
+    return new StoredJson(row.type, row.id, row.bytes)
   }
 }

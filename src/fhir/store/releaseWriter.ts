@@ -6,6 +6,8 @@ import {
   releaseKeySql,
   releaseTablesSql,
   type StoreLayout,
+  type TextTable,
+  textTableKey,
 } from './schema.js'
 
 /** A resource the release already held: its type and id, and where it came from. */
@@ -38,7 +40,8 @@ const REF = 2
 
 function statementsOf(layout: StoreLayout): {
   statements: LoadStatement[]
-  textStatement: Map<string, number>
+  /** Per type, the insert of each of its full-text tables, in the order its index derives their texts. */
+  textStatements: Map<string, number[]>
 } {
   const statements: LoadStatement[] = [
     {
@@ -48,14 +51,20 @@ function statementsOf(layout: StoreLayout): {
     { sql: `INSERT INTO ${layout.token} (param, system, code, rid) VALUES (?, ?, ?, ?)` },
     { sql: `INSERT INTO ${layout.ref} (param, target, rid) VALUES (?, ?, ?)` },
   ]
-  const textStatement = new Map<string, number>()
-  for (const [type, { table, columns }] of layout.textTables) {
-    textStatement.set(type, statements.length)
-    statements.push({
-      sql: `INSERT INTO ${table} (rowid, ${columns.join(', ')}) VALUES (?, ${columns.map(() => '?').join(', ')})`,
-    })
+  const textStatements = new Map<string, number[]>()
+  for (const [type, index] of layout.indexes) {
+    textStatements.set(
+      type,
+      index.texts.map(({ tokenizer }) => {
+        const { table, columns } = layout.textTables.get(textTableKey(type, tokenizer)) as TextTable
+        statements.push({
+          sql: `INSERT INTO ${table} (rowid, ${columns.join(', ')}) VALUES (?, ${columns.map(() => '?').join(', ')})`,
+        })
+        return statements.length - 1
+      }),
+    )
   }
-  return { statements, textStatement }
+  return { statements, textStatements }
 }
 
 /**
@@ -65,7 +74,7 @@ function statementsOf(layout: StoreLayout): {
  */
 export class ReleaseWriter {
   readonly #loader: BulkLoader
-  readonly #textStatement: Map<string, number>
+  readonly #textStatements: Map<string, number[]>
   #ops: LoadOps = []
   #bytes = Buffer.allocUnsafeSlow(BATCH_BYTES)
   #used = 0
@@ -79,8 +88,8 @@ export class ReleaseWriter {
     private readonly layout: StoreLayout,
     private readonly batchSize: number,
   ) {
-    const { statements, textStatement } = statementsOf(layout)
-    this.#textStatement = textStatement
+    const { statements, textStatements } = statementsOf(layout)
+    this.#textStatements = textStatements
     this.#loader = new BulkLoader(path, {
       schema: releaseTablesSql(layout),
       statements,
@@ -116,8 +125,12 @@ export class ReleaseWriter {
     if (rows) {
       for (const [param, system, code] of rows.tokens) ops.push(TOKEN, 4, param, system, code, rid)
       for (const [param, target] of rows.refs) ops.push(REF, 3, param, target, rid)
-      if (rows.texts)
-        ops.push(this.#textStatement.get(type) as number, rows.texts.length + 1, rid, ...rows.texts)
+      if (rows.texts) {
+        const inserts = this.#textStatements.get(type) as number[]
+        rows.texts.forEach((texts, table) =>
+          ops.push(inserts[table] as number, texts.length + 1, rid, ...texts),
+        )
+      }
     }
     this.#records++
     return this.#records >= this.batchSize || this.#used >= BATCH_BYTES ? this.#send() : undefined

@@ -1,5 +1,13 @@
-import type { StoreDeclaration } from './declaration.js'
+import type { StoreDeclaration, TextTokenizer } from './declaration.js'
 import { compileTypeIndex, type TypeIndex } from './derive.js'
+
+/** One full-text table of a release: its name, columns, tokenizer, and the type whose resources it holds. */
+export interface TextTable {
+  type: string
+  tokenizer: TextTokenizer
+  table: string
+  columns: string[]
+}
 
 /** A store's tables and each type's compiled index, worked out once from its declaration. */
 export interface StoreLayout {
@@ -7,20 +15,27 @@ export interface StoreLayout {
   resource: string
   token: string
   ref: string
-  /** Types with a full-text table: the table's name and columns. */
-  textTables: Map<string, { table: string; columns: string[] }>
+  /** Full-text tables, by `textTableKey(type, tokenizer)`. */
+  textTables: Map<string, TextTable>
   indexes: Map<string, TypeIndex>
   /** Every table of a release, the resource table first. */
   tables: string[]
 }
 
+export const textTableKey = (type: string, tokenizer: TextTokenizer = 'words') => `${type}/${tokenizer}`
+
+/** Table names: words tables kept their first name (`<prefix>_name_<type>`) so older release files still read. */
+const TABLE_INFIX: Record<TextTokenizer, string> = { words: 'name', trigram: 'tri' }
+
 export function storeLayout(declaration: StoreDeclaration): StoreLayout {
   const { prefix } = declaration
   const indexes = new Map(declaration.types.map((type) => [type.type, compileTypeIndex(type)]))
-  const textTables = new Map<string, { table: string; columns: string[] }>()
+  const textTables = new Map<string, TextTable>()
   for (const [type, index] of indexes) {
-    if (index.textColumns.length > 0)
-      textTables.set(type, { table: `${prefix}_name_${type.toLowerCase()}`, columns: index.textColumns })
+    for (const { tokenizer, columns } of index.texts) {
+      const table = `${prefix}_${TABLE_INFIX[tokenizer]}_${type.toLowerCase()}`
+      textTables.set(textTableKey(type, tokenizer), { type, tokenizer, table, columns })
+    }
   }
   const resource = `${prefix}_resource`
   const token = `${prefix}_token`
@@ -43,12 +58,16 @@ export function storeLayout(declaration: StoreDeclaration): StoreLayout {
  * (or the change must ask for a re-import).
  */
 export function releaseTablesSql(layout: StoreLayout): string {
+  // contentless: the resource JSON is the content; contentless_delete, so that a duplicate can go. Words:
+  // unicode61 folds case and diacritics; 2- and 3-character prefix indexes keep short prefix queries from
+  // merging thousands of terms. Trigrams: a phrase of 3 characters or more matches as a substring.
+  const tokenize: Record<TextTokenizer, string> = {
+    words: `tokenize='unicode61 remove_diacritics 2', prefix='2 3'`,
+    trigram: `tokenize='trigram remove_diacritics 1'`,
+  }
   const texts = [...layout.textTables.values()].map(
-    ({ table, columns }) =>
-      // contentless: the resource JSON is the content; contentless_delete, so that a duplicate can go;
-      // unicode61 folds case and diacritics; 2- and 3-character prefix indexes keep short prefix queries
-      // from merging thousands of terms
-      `CREATE VIRTUAL TABLE ${table} USING fts5(${columns.join(', ')}, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2', prefix='2 3');`,
+    ({ table, columns, tokenizer }) =>
+      `CREATE VIRTUAL TABLE ${table} USING fts5(${columns.join(', ')}, content='', contentless_delete=1, ${tokenize[tokenizer]});`,
   )
   return `
     CREATE TABLE ${layout.resource} (

@@ -3,15 +3,18 @@ import { FHIR_BASE } from '../../http/pathBase.js'
 import type { Criterion, ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
 import { referencedId } from './derive.js'
 import type { ReleaseReader } from './reader.js'
+import type { SourcedResource, StoredJson } from './stored.js'
 
 type Resource = Record<string, unknown>
 export type SearchValues = Record<string, unknown>
 
 /** One page of a search, before it is shaped into a Bundle. */
 export interface SearchPage {
-  matches: Resource[]
+  matches: SourcedResource[]
   /** Entries added by `_include`. */
-  includes: Resource[]
+  includes: SourcedResource[]
+  /** Per match, what its entry says about how it matched (SearchDeclaration.mark). */
+  marks?: (Resource[] | undefined)[]
   total?: number
   /** State to seal into the `next` link's cursor, when more matches exist. */
   next?: unknown
@@ -19,7 +22,7 @@ export interface SearchPage {
 
 /** Where a search domain's answers come from: its imported release, or a remote FHIR server. */
 export interface SearchSource {
-  read(type: string, id: string, signal: AbortSignal): Promise<Resource | undefined>
+  read(type: string, id: string, signal: AbortSignal): Promise<SourcedResource | undefined>
   /** A first page from checked parameters, or a later page from the state a cursor carried. */
   search(
     type: string,
@@ -52,7 +55,7 @@ export function searchRules(
     }
     return issues
   }
-  const declared = Object.entries(search.params)
+  const declared = Object.entries(search.params).filter(([, param]) => !param.internal)
   const criteria = declared.filter(([, param]) => param.role.kind === 'criterion').map(([name]) => name)
   const hasCriterion = criteria.some((name) => given(values, name))
   for (const [name, param] of declared) {
@@ -71,7 +74,7 @@ export function searchRules(
       })
     }
   }
-  if (!hasCriterion && issues.length === 0) {
+  if (!hasCriterion && issues.length === 0 && search.count !== 'whole') {
     issues.push({
       path: [criteria[0] ?? 'page'],
       message: `A ${type} search needs ${criteria.join(', ')} or page`,
@@ -93,10 +96,11 @@ export function searchRules(
 
 /** The checked parameters of one search as store conditions, by priority then in declaration order. */
 export function criteriaOf(type: string, search: SearchDeclaration, values: SearchValues): Criterion[] {
-  return Object.entries(search.params)
+  const criteria = Object.entries(search.params)
     .filter(([name, param]) => given(values, name) && param.criteria)
     .sort(([, a], [, b]) => (a.priority ?? 0) - (b.priority ?? 0))
     .flatMap(([name, param]) => param.criteria?.(values[name], type) ?? [])
+  return criteria.length === 0 && search.count === 'whole' ? [{ kind: 'type', type }] : criteria
 }
 
 /** The checked parameters as a remote FHIR server is asked them. */
@@ -133,7 +137,7 @@ export class LocalSearch implements SearchSource {
     this.#types = new Map(types.map((type) => [type.type, type]))
   }
 
-  async read(type: string, id: string): Promise<Resource | undefined> {
+  async read(type: string, id: string): Promise<SourcedResource | undefined> {
     return this.reader.snapshot(() => this.reader.read(type, id))
   }
 
@@ -150,14 +154,21 @@ export class LocalSearch implements SearchSource {
       if (values._summary === 'count')
         return { matches: [], includes: [], total: this.reader.count(criteria) }
       const total = search.total ? (state.t ?? this.reader.count(criteria)) : undefined
-      const count = typeof values._count === 'number' ? values._count : search.count.default
+      const count =
+        typeof values._count === 'number'
+          ? values._count
+          : search.count === 'whole'
+            ? Number.MAX_SAFE_INTEGER
+            : search.count.default
       const rows = this.reader.page(criteria, state.a, count + 1)
       const page = rows.slice(0, count)
-      const matches = page.map((row) => row.resource)
+      const matches = page.map((row) => row.stored)
       const last = page.at(-1)
+      const { mark } = search
       return {
         matches,
         includes: this.#includes(search, values, matches),
+        ...(mark ? { marks: matches.map((stored) => mark(stored, values)) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(rows.length > count && last
           ? { next: { p: values, a: last.rid, r: release, t: total } satisfies LocalState }
@@ -166,27 +177,28 @@ export class LocalSearch implements SearchSource {
     })
   }
 
-  #includes(search: SearchDeclaration, values: SearchValues, matches: Resource[]): Resource[] {
+  #includes(search: SearchDeclaration, values: SearchValues, matches: StoredJson[]): StoredJson[] {
     const asked =
       values._include === undefined ? [] : ([] as string[]).concat(values._include as string | string[])
     if (asked.length === 0) return []
-    const seen = new Set(matches.map((resource) => `${String(resource.resourceType)}/${String(resource.id)}`))
-    const out: Resource[] = []
-    const add = (resource: Resource | undefined) => {
-      if (!resource) return
-      const key = `${String(resource.resourceType)}/${String(resource.id)}`
+    const seen = new Set(matches.map((stored) => `${stored.type}/${stored.id}`))
+    const out: StoredJson[] = []
+    const add = (stored: StoredJson | undefined) => {
+      if (!stored) return
+      const key = `${stored.type}/${stored.id}`
       if (seen.has(key)) return
       seen.add(key)
-      out.push(resource)
+      out.push(stored)
     }
-    for (const resource of matches) {
+    for (const stored of matches) {
       for (const value of asked) {
         const include = search.includes?.[value]
         if (!include) continue
         if (include.kind === 'reverse') {
-          for (const found of this.reader.referencing(include.param, String(resource.id))) add(found)
+          for (const found of this.reader.referencing(include.param, stored.id)) add(found)
           continue
         }
+        const resource = stored.resource
         for (const path of include.paths) {
           for (const reference of refs(resource[path])) {
             const id = referencedId(reference, include.target)

@@ -163,13 +163,14 @@ const quoted = (text: string) => `"${text.replaceAll('"', '""')}"`
 /**
  * A FHIR string search on one column of the type's full-text table (case and accents folded). `words`:
  * every word of the value prefixes a word of the column (a name); `phrase`: the value as one phrase whose
- * last word may be a prefix ("north hav" finds North Haven: a place name).
+ * last word may be a prefix ("north hav" finds North Haven: a place name); `start`: that phrase at the
+ * start of the column, as FHIR's plain string search has it.
  */
 export function textParam(options: {
   column: string
   paths: readonly string[]
   description: string
-  match: 'words' | 'phrase'
+  match: 'words' | 'phrase' | 'start'
   max?: number
   role?: SearchParam['role']
 }): SearchParam {
@@ -190,14 +191,70 @@ export function textParam(options: {
     criteria: (value, type) => {
       const text = String(value)
       const fragments =
-        options.match === 'phrase'
-          ? [`${column} : ${quoted(text)}*`]
+        options.match !== 'words'
+          ? [`${column} : ${options.match === 'start' ? '^' : ''}${quoted(text)}*`]
           : text
               .split(/\s+/)
               .filter((word) => WORD.test(word))
               .map((word) => `${column} : ${quoted(word)}*`)
       return [{ kind: 'text', type, match: fragments.join(' AND ') }]
     },
+    remote: (value) => [String(value)],
+  }
+}
+
+/**
+ * FHIR's `:contains` on a string: the value anywhere in the column, case and accents folded, through the
+ * type's trigram table. Three characters at least: a trigram index cannot find less, and a shorter
+ * fragment would match most of the store.
+ */
+export function containsParam(options: {
+  column: string
+  paths: readonly string[]
+  description: string
+  max?: number
+  role?: SearchParam['role']
+}): SearchParam {
+  const max = options.max ?? 100
+  return {
+    spec: param.custom(
+      z
+        .string()
+        .min(3, 'must be at least 3 characters long')
+        .max(max, `must be at most ${max} characters long`),
+      options.description,
+      'string',
+    ),
+    role: options.role ?? { kind: 'criterion' },
+    index: { kind: 'text', column: options.column, paths: options.paths, tokenizer: 'trigram' },
+    criteria: (value, type) => [
+      { kind: 'text', type, tokenizer: 'trigram', match: `${options.column} : ${quoted(String(value))}` },
+    ],
+    remote: (value) => [String(value)],
+  }
+}
+
+/** FHIR's `:exact` on a string: the whole value, case and accents as written, indexed as a token. */
+export function exactParam(options: {
+  number: number
+  paths: readonly string[]
+  description: string
+  max?: number
+  role?: SearchParam['role']
+}): SearchParam {
+  const max = options.max ?? 100
+  return {
+    spec: param.custom(
+      z
+        .string()
+        .min(1, 'must be at least 1 character long')
+        .max(max, `must be at most ${max} characters long`),
+      options.description,
+      'string',
+    ),
+    role: options.role ?? { kind: 'criterion' },
+    index: { kind: 'token', number: options.number, paths: options.paths },
+    criteria: (value) => [{ kind: 'token', param: options.number, code: String(value) }],
     remote: (value) => [String(value)],
   }
 }

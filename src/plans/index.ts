@@ -1,0 +1,10 @@
+import type { DomainModule } from '../api/domain.js'
+import { PLANS_STEPS } from './schema.js'
+
+/** Plan Benefits: Medicare Advantage and ACA Marketplace plans as FHIR InsurancePlan, `svc import plans`. */
+export const plans: DomainModule = {
+  name: 'plans',
+  steps: PLANS_STEPS,
+  serving: async () => (await import('./serving.js')).plansServing,
+  demo: async (context) => (await import('./demo.js')).plansDemo(context),
+}

@@ -1,0 +1,38 @@
+import { z } from 'zod'
+import { defineSetting, milliseconds } from '../config.js'
+
+const ADDRESS = /^(fhir\+)?https?:\/\/[^\s,]+$/i
+
+/**
+ * Addresses the service may reach for Questionnaires: `fhir+https://host/base` is a FHIR server searched as
+ * `https://host/base/Questionnaire?url=…`; `https://host/path/` is a prefix under which a canonical URL
+ * answers the resource itself. Comma-separated in the environment, a list in the config file.
+ */
+export const QUESTIONNAIRE_SOURCES = defineSetting<string[]>({
+  name: 'questionnaireSources',
+  env: 'SVC_QUESTIONNAIRE_SOURCES',
+  schema: z.preprocess(
+    (raw) =>
+      typeof raw === 'string'
+        ? raw
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean)
+        : raw,
+    z.array(
+      z
+        .string()
+        .regex(ADDRESS, 'must list http(s) addresses or fhir+http(s) FHIR bases, comma-separated')
+        .refine((entry) => URL.canParse(entry.replace(/^fhir\+/i, '')), 'must list valid URLs'),
+    ),
+  ) as unknown as z.ZodType<string[]>,
+  fallback: [],
+})
+
+/** How long one request to a questionnaire source may take (per attempt). */
+export const QUESTIONNAIRE_TIMEOUT_MS = defineSetting({
+  name: 'questionnaireTimeoutMs',
+  env: 'SVC_QUESTIONNAIRE_TIMEOUT_MS',
+  schema: milliseconds(100, 120_000),
+  fallback: 10_000,
+})
