@@ -100,6 +100,11 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   body?: { maxBytes: number; description: string; parameters?: boolean }
   responses: Record<number, ResponseDoc>
   fhir?: FhirInteraction
+  /**
+   * It takes patient data: no query parameter at all (not even `_format`), and every answer, errors
+   * included, says `Cache-Control: no-store`.
+   */
+  patientData?: boolean
   /** Why a FHIR batch entry may not ask for this endpoint (the batch itself, say); unset: it may. */
   notInBatch?: string
   /**

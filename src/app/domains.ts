@@ -1,6 +1,7 @@
 import { accounts } from '../accounts/index.js'
 import type { DomainModule } from '../api/domain.js'
 import { directory } from '../directory/index.js'
+import { medlist } from '../medlist/index.js'
 import { scheduling } from '../scheduling/index.js'
 import { stats } from '../stats/index.js'
 import { plans } from '../plans/index.js'
@@ -19,4 +20,5 @@ export const DOMAINS: readonly DomainModule[] = [
   directory,
   plans,
   questionnaires,
+  medlist,
 ]

@@ -13,7 +13,7 @@ const FORMAT_PARAM = param.string(
 
 /** `_format` is a parameter of every path on the FHIR base and of no other. */
 export function withFormat(endpoint: Endpoint): Endpoint {
-  if (!endpoint.path.startsWith(FHIR_BASE)) return endpoint
+  if (!endpoint.path.startsWith(FHIR_BASE) || endpoint.patientData) return endpoint
   return { ...endpoint, params: { ...endpoint.params, _format: FORMAT_PARAM } }
 }
 

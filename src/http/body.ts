@@ -63,8 +63,10 @@ export async function readJsonBody(
   try {
     return JSON.parse(text)
   } catch (error) {
+    // The parser's message quotes the text around the fault: it could be anyone's data, so only where.
+    const at = /position (\d+)/.exec((error as Error).message)?.[1]
     throw ApiError.invalid(
-      [{ path: ['body'], message: `The body is not valid JSON: ${(error as Error).message}` }],
+      [{ path: ['body'], message: `The body is not valid JSON${at ? ` (at character ${at})` : ''}` }],
       'The body is not valid JSON.',
     )
   }

@@ -13,3 +13,5 @@ export const PLAN_NET = inRepository('test/fixtures/directory/plan-net')
 export const PLANS = inRepository('test/fixtures/plans')
 /** The curated Questionnaires, as published (data/questionnaires/README.md). */
 export const QUESTIONNAIRES = inRepository('data/questionnaires')
+/** Synthetic patients' medication records (test/fixtures/medlist/README.md). */
+export const MEDLIST = inRepository('test/fixtures/medlist')

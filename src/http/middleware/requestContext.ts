@@ -82,6 +82,10 @@ export function requestContext(deps: {
     try {
       await next()
     } finally {
+      // Patient data is never kept by a cache on the way, nor is a refusal of it (the body may have been read).
+      const { method, path } = ctx.request
+      if ((ctx.state.endpoint ?? deps.endpointOf(method === 'HEAD' ? 'GET' : method, path))?.patientData)
+        ctx.response.set('Cache-Control', 'no-store')
       const reservation = ctx.state.reservation
       if (reservation && isUncounted(ctx.response.status)) {
         try {

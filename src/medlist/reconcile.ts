@@ -1,0 +1,238 @@
+import { ApiError, type ParamIssue } from '../http/errors.js'
+import { codeKeys, normalizeText } from './codes.js'
+import {
+  type Evidence,
+  evidenceOf,
+  MEDICATION_TYPES,
+  type MedicationType,
+  type Says,
+  textKey,
+} from './evidence.js'
+import { InputIndex, type InputRecord, referenceOf } from './input.js'
+
+/** One medication of the patient: the records that speak of it and what they decide. */
+export interface Item {
+  evidence: Evidence[]
+  /** Its keys (codes, or text when it has none), sorted: what its ids are derived from. */
+  keys: string[]
+  /** undefined: every record says it was not taken; it gets no MedicationRequest. */
+  status?: 'active' | 'stopped' | 'cancelled' | 'on-hold' | 'completed' | 'unknown'
+  /** Records that disagree on the status, when they do (the latest decided). */
+  conflict?: Evidence[]
+}
+
+export interface Notice {
+  severity: 'information' | 'warning'
+  code: string
+  text: string
+  paths?: string[]
+}
+
+export interface Reconciliation {
+  patient: string
+  items: Item[]
+  notices: Notice[]
+  records: number
+}
+
+const isMedication = (record: InputRecord): record is InputRecord & { type: MedicationType } =>
+  (MEDICATION_TYPES as readonly string[]).includes(record.type)
+
+/** The one patient of the input, as a reference; 400 naming the paths of subjects that disagree. */
+function patientOf(records: readonly InputRecord[]): string {
+  const patients = records.filter((record) => record.type === 'Patient')
+  const known = new Map<string, number>()
+  patients.forEach((patient, position) => {
+    if (patient.fullUrl) known.set(patient.fullUrl, position)
+    if (typeof patient.resource.id === 'string') known.set(`Patient/${patient.resource.id}`, position)
+  })
+  const identity = (reference: string) => {
+    const direct = known.get(reference) ?? known.get(reference.replace(/^.*\/(Patient\/[^/]+)$/, '$1'))
+    if (direct !== undefined) return `input:${direct}`
+    return reference.replace(/^.*\/(Patient\/[^/]+)$/, '$1')
+  }
+  const seen: { identity: string; path: string; reference: string }[] = patients.map((patient, position) => ({
+    identity: `input:${position}`,
+    path: patient.path,
+    reference:
+      typeof patient.resource.id === 'string'
+        ? `Patient/${patient.resource.id}`
+        : (patient.fullUrl as string),
+  }))
+  for (const record of records.filter(isMedication)) {
+    const reference = referenceOf(record.resource.subject)
+    if (reference !== undefined)
+      seen.push({ identity: identity(reference), path: `${record.path}.subject`, reference })
+  }
+  const first = seen[0]
+  if (!first)
+    throw ApiError.invalid([{ path: ['body'], message: 'names no patient: no Patient and no subject' }])
+  const others = seen.filter((entry) => entry.identity !== first.identity)
+  if (others.length > 0) {
+    const issues: ParamIssue[] = [first, ...others].map((entry) => ({
+      path: [entry.path],
+      message: 'the records are of more than one patient',
+    }))
+    throw ApiError.invalid(issues, 'The records are of more than one patient; send one patient at a time.')
+  }
+  return first.reference
+}
+
+/** Groups records of one medication: same RxNorm code, same NDC, same code of another system, else same text. */
+function group(evidence: readonly Evidence[]): Evidence[][] {
+  const parent = evidence.map((_, index) => index)
+  const find = (index: number): number => {
+    while (parent[index] !== index) {
+      parent[index] = parent[parent[index] as number] as number
+      index = parent[index] as number
+    }
+    return index
+  }
+  const union = (a: number, b: number) => {
+    parent[find(a)] = find(b)
+  }
+  const byKey = new Map<string, number>()
+  evidence.forEach((item, index) => {
+    const keys = codeKeys(item.concept.codings)
+    for (const key of [
+      ...keys.rxnorm.map((code) => `rx:${code}`),
+      ...keys.ndc.map((code) => `ndc:${code}`),
+      ...keys.other.map((code) => `code:${code}`),
+    ]) {
+      const known = byKey.get(key)
+      if (known === undefined) byKey.set(key, index)
+      else union(index, known)
+    }
+  })
+  // Text joins groups only where nothing is coded differently in the same system.
+  const codesOf = (root: number) => {
+    const members = evidence.filter((_, index) => find(index) === root)
+    const keys = members.map((member) => codeKeys(member.concept.codings))
+    return { rx: new Set(keys.flatMap((key) => key.rxnorm)), ndc: new Set(keys.flatMap((key) => key.ndc)) }
+  }
+  const byText = new Map<string, number>()
+  evidence.forEach((item, index) => {
+    const key = textKey(item)
+    if (key === undefined) return
+    const known = byText.get(key)
+    if (known === undefined) {
+      byText.set(key, index)
+      return
+    }
+    const a = codesOf(find(index))
+    const b = codesOf(find(known))
+    const clash = (x: Set<string>, y: Set<string>) =>
+      x.size > 0 && y.size > 0 && ![...x].some((code) => y.has(code))
+    if (!clash(a.rx, b.rx) && !clash(a.ndc, b.ndc)) union(index, known)
+  })
+  const groups = new Map<number, Evidence[]>()
+  evidence.forEach((item, index) => {
+    const root = find(index)
+    groups.set(root, [...(groups.get(root) ?? []), item])
+  })
+  return [...groups.values()]
+}
+
+const SETS: readonly Says[] = ['active', 'stopped', 'cancelled', 'on-hold', 'completed']
+
+/** The latest first; undated last; ties in input order. */
+const latestFirst = (a: Evidence, b: Evidence) =>
+  (b.time ?? Number.NEGATIVE_INFINITY) - (a.time ?? Number.NEGATIVE_INFINITY)
+
+/** Status from the latest dated evidence that sets one; past use alone gives completed. */
+function decide(item: Item): void {
+  const taken = item.evidence.filter((evidence) => !evidence.negative)
+  if (taken.length === 0) return
+  const setting = taken.filter((evidence) => SETS.includes(evidence.says)).sort(latestFirst)
+  const latest = setting[0]
+  if (latest) {
+    item.status = latest.says as Item['status']
+    const disagree = setting.filter((evidence) => (evidence.says === 'active') !== (latest.says === 'active'))
+    if (disagree.length > 0) item.conflict = [latest, ...disagree]
+    return
+  }
+  item.status = taken.some((evidence) => evidence.says === 'neutral') ? 'completed' : 'unknown'
+}
+
+function keysOf(evidence: readonly Evidence[]): string[] {
+  const keys = new Set<string>()
+  for (const item of evidence) {
+    const codes = codeKeys(item.concept.codings)
+    for (const code of codes.rxnorm) keys.add(`rx:${code}`)
+    for (const code of codes.ndc) keys.add(`ndc:${code}`)
+    for (const code of codes.other) keys.add(`code:${code}`)
+  }
+  if (keys.size === 0)
+    for (const item of evidence) if (item.concept.text) keys.add(`text:${normalizeText(item.concept.text)}`)
+  return [...keys].sort()
+}
+
+/**
+ * Reconciles one patient's records as of `now`: medication records grouped into items (rules in
+ * README, MedList), each item's status decided, and what the caller should know as notices. Asks
+ * `deadline` as it goes whether its time is up: then 504.
+ */
+export function reconcile(
+  records: readonly InputRecord[],
+  now: number,
+  deadline: () => boolean,
+): Reconciliation {
+  const patient = patientOf(records)
+  const index = new InputIndex(records)
+  const notices: Notice[] = []
+  const ignored = new Map<string, number>()
+  const evidence: Evidence[] = []
+  for (const [position, record] of records.entries()) {
+    if (position % 1000 === 0 && deadline())
+      throw new ApiError(504, { detail: 'The reconciliation ran past its 20 s.' })
+    if (!isMedication(record)) {
+      if (record.type !== 'Patient' && record.type !== 'Medication')
+        ignored.set(record.type, (ignored.get(record.type) ?? 0) + 1)
+      continue
+    }
+    const found = evidenceOf(record, index, now)
+    if (found.unresolved)
+      notices.push({
+        severity: 'warning',
+        code: 'not-found',
+        text: 'The medication reference names no resource of the input',
+        paths: [found.unresolved],
+      })
+    if (found.concept.codings.length === 0 && !found.concept.text) {
+      notices.push({
+        severity: 'warning',
+        code: 'incomplete',
+        text: 'The record names no medication that could be coded or read; it is left out',
+        paths: [record.path],
+      })
+      continue
+    }
+    evidence.push(found)
+  }
+  for (const [type, count] of [...ignored].sort(([a], [b]) => a.localeCompare(b)))
+    notices.push({
+      severity: 'information',
+      code: 'informational',
+      text: `${type}: ${count} records ignored`,
+    })
+  const items = group(evidence).map((members): Item => ({ evidence: members, keys: keysOf(members) }))
+  if (deadline()) throw new ApiError(504, { detail: 'The reconciliation ran past its 20 s.' })
+  for (const item of items) {
+    decide(item)
+    if (item.status === undefined)
+      notices.push({
+        severity: 'warning',
+        code: 'informational',
+        text: 'Every record of this medication says it was not taken (or is in error): no MedicationRequest is made for it',
+        paths: item.evidence.map((evidence) => evidence.record.path),
+      })
+    if (item.conflict)
+      notices.push({
+        severity: 'warning',
+        code: 'conflict',
+        text: `The records disagree on whether this medication is current; the latest dated one, ${item.conflict[0]?.record.path}, decides`,
+        paths: item.conflict.map((evidence) => evidence.record.path),
+      })
+  }
+  return { patient, items, notices, records: records.length }
+}
