@@ -38,7 +38,13 @@ export const normalizeText = (text: string) =>
     .trim()
 
 /** The keys a medication concept is known by: RxNorm codes, NDCs (11 digits), codes of other systems. */
-export function codeKeys(codings: readonly Coding[]): { rxnorm: string[]; ndc: string[]; other: string[] } {
+export interface CodeKeys {
+  rxnorm: string[]
+  ndc: string[]
+  other: string[]
+}
+
+export function codeKeys(codings: readonly Coding[]): CodeKeys {
   const keys = { rxnorm: [] as string[], ndc: [] as string[], other: [] as string[] }
   for (const coding of codings) {
     if (typeof coding.code !== 'string' || coding.code === '') continue

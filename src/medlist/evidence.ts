@@ -1,4 +1,4 @@
-import { type Coding, normalizeText } from './codes.js'
+import { type CodeKeys, type Coding, codeKeys, normalizeText } from './codes.js'
 import { type InputIndex, type InputRecord, isObject, type Resource, referenceOf } from './input.js'
 
 export const MEDICATION_TYPES = [
@@ -36,6 +36,9 @@ export interface Evidence {
   unresolved?: string
   /** Dosage as a MedicationRequest writes it, when the record has one of that shape. */
   dosage?: unknown[]
+  /** The concept's codes as reconciliation compares them, and its text normalised: worked out once. */
+  keys: CodeKeys
+  textKey?: string
 }
 
 const DAY_MS = 86_400_000
@@ -102,7 +105,15 @@ export function evidenceOf(
   const { resource } = record
   const status = text(resource.status) ?? 'unknown'
   const { concept, unresolved } = medicationOf(record, index)
-  const base = { record, type: record.type, concept, ...(unresolved ? { unresolved } : {}) }
+  const normalized = concept.text === undefined ? '' : normalizeText(concept.text)
+  const base = {
+    record,
+    type: record.type,
+    concept,
+    keys: codeKeys(concept.codings),
+    ...(normalized ? { textKey: normalized } : {}),
+    ...(unresolved ? { unresolved } : {}),
+  }
   switch (record.type) {
     case 'MedicationRequest': {
       const ended = orderEnd(resource)
@@ -173,7 +184,3 @@ export function evidenceOf(
     }
   }
 }
-
-/** A record's text as reconciliation compares it. */
-export const textKey = (evidence: Evidence) =>
-  evidence.concept.text === undefined ? undefined : normalizeText(evidence.concept.text) || undefined

@@ -1,13 +1,5 @@
 import { ApiError, type ParamIssue } from '../http/errors.js'
-import { codeKeys, normalizeText } from './codes.js'
-import {
-  type Evidence,
-  evidenceOf,
-  MEDICATION_TYPES,
-  type MedicationType,
-  type Says,
-  textKey,
-} from './evidence.js'
+import { type Evidence, evidenceOf, MEDICATION_TYPES, type MedicationType, type Says } from './evidence.js'
 import { InputIndex, type InputRecord, referenceOf } from './input.js'
 
 /** One medication of the patient: the records that speak of it and what they decide. */
@@ -93,7 +85,7 @@ function group(evidence: readonly Evidence[]): Evidence[][] {
   }
   const byKey = new Map<string, number>()
   evidence.forEach((item, index) => {
-    const keys = codeKeys(item.concept.codings)
+    const keys = item.keys
     for (const key of [
       ...keys.rxnorm.map((code) => `rx:${code}`),
       ...keys.ndc.map((code) => `ndc:${code}`),
@@ -104,31 +96,43 @@ function group(evidence: readonly Evidence[]): Evidence[][] {
       else union(index, known)
     }
   })
-  // Text joins groups only where nothing is coded differently in the same system.
-  const codesOf = (root: number) => {
-    const members = evidence.filter((_, index) => find(index) === root)
-    const keys = members.map((member) => codeKeys(member.concept.codings))
-    return { rx: new Set(keys.flatMap((key) => key.rxnorm)), ndc: new Set(keys.flatMap((key) => key.ndc)) }
-  }
+  // Text joins groups only where nothing is coded differently in the same system. Each group's codes are
+  // gathered once and carried along as groups join.
+  const codes = new Map<number, { rx: Set<string>; ndc: Set<string> }>()
+  evidence.forEach((item, index) => {
+    const root = find(index)
+    const known = codes.get(root) ?? { rx: new Set<string>(), ndc: new Set<string>() }
+    const keys = item.keys
+    for (const code of keys.rxnorm) known.rx.add(code)
+    for (const code of keys.ndc) known.ndc.add(code)
+    codes.set(root, known)
+  })
+  const clash = (x: Set<string>, y: Set<string>) =>
+    x.size > 0 && y.size > 0 && ![...x].some((code) => y.has(code))
   const byText = new Map<string, number>()
   evidence.forEach((item, index) => {
-    const key = textKey(item)
+    const key = item.textKey
     if (key === undefined) return
     const known = byText.get(key)
     if (known === undefined) {
       byText.set(key, index)
       return
     }
-    const a = codesOf(find(index))
-    const b = codesOf(find(known))
-    const clash = (x: Set<string>, y: Set<string>) =>
-      x.size > 0 && y.size > 0 && ![...x].some((code) => y.has(code))
-    if (!clash(a.rx, b.rx) && !clash(a.ndc, b.ndc)) union(index, known)
+    const [here, there] = [find(index), find(known)]
+    if (here === there) return
+    const a = codes.get(here) as { rx: Set<string>; ndc: Set<string> }
+    const b = codes.get(there) as { rx: Set<string>; ndc: Set<string> }
+    if (clash(a.rx, b.rx) || clash(a.ndc, b.ndc)) return
+    union(index, known)
+    const root = find(index)
+    codes.set(root, { rx: new Set([...a.rx, ...b.rx]), ndc: new Set([...a.ndc, ...b.ndc]) })
   })
   const groups = new Map<number, Evidence[]>()
   evidence.forEach((item, index) => {
     const root = find(index)
-    groups.set(root, [...(groups.get(root) ?? []), item])
+    const members = groups.get(root)
+    if (members) members.push(item)
+    else groups.set(root, [item])
   })
   return [...groups.values()]
 }
@@ -157,13 +161,12 @@ function decide(item: Item): void {
 function keysOf(evidence: readonly Evidence[]): string[] {
   const keys = new Set<string>()
   for (const item of evidence) {
-    const codes = codeKeys(item.concept.codings)
+    const codes = item.keys
     for (const code of codes.rxnorm) keys.add(`rx:${code}`)
     for (const code of codes.ndc) keys.add(`ndc:${code}`)
     for (const code of codes.other) keys.add(`code:${code}`)
   }
-  if (keys.size === 0)
-    for (const item of evidence) if (item.concept.text) keys.add(`text:${normalizeText(item.concept.text)}`)
+  if (keys.size === 0) for (const item of evidence) if (item.textKey) keys.add(`text:${item.textKey}`)
   return [...keys].sort()
 }
 
