@@ -20,21 +20,30 @@ export default class Demo extends SvcCommand {
     const config = this.resolveConfig(serveOverrides(flags))
     const sync = backgroundSync(flags, this.config.root)
     const db = openDatabase(config.db)
+    let tryLines: (baseUrl: string) => string = () => ''
     try {
       for (const line of await loadDemoData(db, Date.now())) this.log(line)
       const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
       this.log(`Database ${config.db} is ready; demo organization "demo".`)
       this.log(`API key (shown once):\n\n  ${key.key}\n`)
       const curl = `curl -H "Authorization: Bearer ${key.key}"`
-      this.log(`Try: ${curl} ${config.baseUrl}/v1/fhir/r4/metadata`)
-      this.log(`     ${curl} '${config.baseUrl}/v1/scheduling/slots?limit=2'`)
-      this.log(`     ${curl} '${config.baseUrl}/v1/fhir/r4/Practitioner?name=cormier'`)
-      this.log(
-        `     ${curl} '${config.baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'\n`,
-      )
+      tryLines = (baseUrl) =>
+        [
+          `Try: ${curl} ${baseUrl}/v1/fhir/r4/metadata`,
+          `     ${curl} '${baseUrl}/v1/scheduling/slots?limit=2'`,
+          `     ${curl} '${baseUrl}/v1/fhir/r4/Practitioner?name=cormier'`,
+          `     ${curl} '${baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'`,
+          `     ${curl} '${baseUrl}/v1/fhir/r4/InsurancePlan?county=12031&_count=2'`,
+          `     ${curl} '${baseUrl}/v1/fhir/r4/Questionnaire?code=88121-9'\n`,
+        ].join('\n')
     } finally {
       db.close()
     }
-    await runServerUntilSignalled(config, (line) => this.log(line), sync)
+    await runServerUntilSignalled(
+      config,
+      (line) => this.log(line),
+      sync,
+      (baseUrl) => this.log(tryLines(baseUrl)),
+    )
   }
 }

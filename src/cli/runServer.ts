@@ -1,5 +1,5 @@
 import { clockFromEnv } from '../clock.js'
-import type { Config } from '../config.js'
+import { type Config, withBoundPort } from '../config.js'
 import { startServer } from '../app/server.js'
 import { type SyncSchedule, startSyncSchedule } from '../scheduling/sync/schedule.js'
 
@@ -14,8 +14,11 @@ export async function runServerUntilSignalled(
   config: Config,
   log: (line: string) => void,
   sync?: BackgroundSync,
+  /** Told the base URL callers reach once it listens (a `--port 0` server's port is known only then). */
+  onListening?: (baseUrl: string) => void,
 ): Promise<void> {
   const server = await startServer(config, clockFromEnv())
+  onListening?.(withBoundPort(config, Number(new URL(server.url).port)).baseUrl)
   log(`svc listening on ${server.url} (database ${config.db})`)
   let schedule: SyncSchedule | undefined
   if (sync && sync.intervalMs > 0) {
