@@ -1,5 +1,6 @@
 import { type CodeKeys, type Coding, codeKeys, normalizeText } from './codes.js'
-import { type InputIndex, type InputRecord, isObject, type Resource, referenceOf } from './input.js'
+import { isJsonObject as isObject } from '../jsonObject.js'
+import { type InputIndex, type InputRecord, type Resource, referenceOf } from './input.js'
 
 export const MEDICATION_TYPES = [
   'MedicationRequest',
@@ -184,3 +185,7 @@ export function evidenceOf(
     }
   }
 }
+
+/** The latest first; undated last; ties in input order. */
+export const latestFirst = (a: Evidence, b: Evidence) =>
+  (b.time ?? Number.NEGATIVE_INFINITY) - (a.time ?? Number.NEGATIVE_INFINITY)

@@ -1,6 +1,7 @@
 import { ApiError, type ParamIssue } from '../http/errors.js'
+import { isJsonObject as isObject, type JsonObject } from '../jsonObject.js'
 
-export type Resource = Record<string, unknown>
+export type Resource = JsonObject
 
 /** Entries or parameters one call may carry (spec, Per-request bounds). */
 export const MAX_RECORDS = 50_000
@@ -12,9 +13,6 @@ export interface InputRecord {
   path: string
   fullUrl?: string
 }
-
-export const isObject = (value: unknown): value is Resource =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * The records of a body: a Bundle of any type (each entry's resource) or a Parameters whose parameters

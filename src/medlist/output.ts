@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { type Coding, NDC, RXNORM } from './codes.js'
-import type { Evidence } from './evidence.js'
+import { type Evidence, latestFirst } from './evidence.js'
 import { type Resource, recordReference } from './input.js'
 import type { Item, Notice, Reconciliation } from './reconcile.js'
 
@@ -15,9 +15,6 @@ function contentUuid(text: string): string {
   const hex = hash(text)
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
-
-const latestFirst = (a: Evidence, b: Evidence) =>
-  (b.time ?? Number.NEGATIVE_INFINITY) - (a.time ?? Number.NEGATIVE_INFINITY)
 
 /** Every coding the merged records had, once each: RxNorm first, then NDC, then the others. */
 function codingsOf(evidence: readonly Evidence[]): Coding[] {

@@ -1,5 +1,12 @@
 import { ApiError, type ParamIssue } from '../http/errors.js'
-import { type Evidence, evidenceOf, MEDICATION_TYPES, type MedicationType, type Says } from './evidence.js'
+import {
+  type Evidence,
+  evidenceOf,
+  latestFirst,
+  MEDICATION_TYPES,
+  type MedicationType,
+  type Says,
+} from './evidence.js'
 import { InputIndex, type InputRecord, referenceOf } from './input.js'
 
 /** One medication of the patient: the records that speak of it and what they decide. */
@@ -138,10 +145,6 @@ function group(evidence: readonly Evidence[]): Evidence[][] {
 }
 
 const SETS: readonly Says[] = ['active', 'stopped', 'cancelled', 'on-hold', 'completed']
-
-/** The latest first; undated last; ties in input order. */
-const latestFirst = (a: Evidence, b: Evidence) =>
-  (b.time ?? Number.NEGATIVE_INFINITY) - (a.time ?? Number.NEGATIVE_INFINITY)
 
 /** Status from the latest dated evidence that sets one; past use alone gives completed. */
 function decide(item: Item): void {

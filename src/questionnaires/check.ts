@@ -1,7 +1,6 @@
 import { ID_PATTERN } from '../fhir/store/searchParams.js'
+import { isJsonObject as isObject } from '../jsonObject.js'
 import { STATUSES } from './declaration.js'
-
-type Resource = Record<string, unknown>
 
 /** R4's QuestionnaireItemType codes. */
 const ITEM_TYPES = new Set([
@@ -23,9 +22,6 @@ const ITEM_TYPES = new Set([
   'reference',
   'quantity',
 ])
-
-const isObject = (value: unknown): value is Resource =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * Why a record cannot be held as a Questionnaire, or undefined when it can: it must be an R4 Questionnaire

@@ -4,7 +4,6 @@ import type { ParamShape } from '../api/params.js'
 import { settingOf } from '../config.js'
 import type { Db } from '../db/sqlite.js'
 import { searchsetBundle } from '../fhir/bundle.js'
-import { CursorCodec } from '../fhir/cursor.js'
 import { readEndpoint, type StoreEndpointsContext } from '../fhir/store/endpoints.js'
 import { ReleaseReader } from '../fhir/store/reader.js'
 import { criteriaOf, LocalSearch, type SearchValues, searchRules } from '../fhir/store/search.js'
@@ -22,7 +21,7 @@ const SEARCH = QUESTIONNAIRE_STORE.types[0]?.search
 if (!SEARCH) throw new Error('the Questionnaire store declares no search')
 const QUESTIONNAIRE_SEARCH = SEARCH
 
-export interface Questionnaires extends StoreEndpointsContext {
+export interface Questionnaires extends Pick<StoreEndpointsContext, 'tag' | 'source' | 'waits'> {
   db: Db
   reader: ReleaseReader
   sources: QuestionnaireSources
@@ -44,7 +43,6 @@ export function createQuestionnaires({ db, config, clock, upstream }: AppContext
     clock,
     // Never replaced by a release: an unreachable branch, kept for the shared search source's contract.
     source: new LocalSearch(reader, QUESTIONNAIRE_STORE.types, () => new ApiError(400, { detail: 'stale' })),
-    cursors: new CursorCodec(db, clock, 'local'),
     ...(sources.addresses.length > 0 ? { waits: 'call' as const } : {}),
   }
 }
@@ -95,7 +93,6 @@ function searchEndpoint(state: Questionnaires): Endpoint {
     handler: async (request, services) => {
       const { _format: _, ...values } = request.params as SearchValues & { _format?: string }
       const canonical = values.url as CanonicalValue | undefined
-      let matches = heldMatches(state, values)
       const address = canonical && state.sources.addressOf(canonical.url)
       if (canonical && address) {
         await consultSource(
@@ -109,8 +106,9 @@ function searchEndpoint(state: Questionnaires): Endpoint {
             now: new Date(state.clock()).toISOString(),
           },
         )
-        matches = heldMatches(state, values)
       }
+      // Read after the source was asked: what it answered is held by now.
+      const matches = heldMatches(state, values)
       const version = canonical?.version ?? values.version
       if (canonical && version === undefined) matches.sort((a, b) => currentFirst(a.order, b.order))
       const base = `${services.config.baseUrl}${FHIR_BASE}/${TYPE}`

@@ -6,6 +6,7 @@ import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../ingest/
 import { resolveSources, SourceError } from '../ingest/sources.js'
 import { questionnaireFault } from './check.js'
 import { HeldQuestionnaires } from './held.js'
+import { isJsonObject as isObject } from '../jsonObject.js'
 
 type Resource = Record<string, unknown>
 
@@ -37,14 +38,11 @@ interface SourceRecord {
   fault?: string
 }
 
-const isObject = (value: unknown): value is Resource =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /**
  * The line each element of the root object's `entry` array starts on, in order: a Bundle's records are
  * reported by the line their entry opens on. A scan of the text, strings and escapes skipped.
  */
-export function entryLines(text: string): number[] {
+function entryLines(text: string): number[] {
   const lines: number[] = []
   let line = 1
   let depth = 0

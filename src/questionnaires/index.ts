@@ -2,7 +2,7 @@ import type { DomainModule } from '../api/domain.js'
 import { settingOf } from '../config.js'
 import { checkCredentialsTransport } from '../upstream/settings.js'
 import { QUESTIONNAIRE_STEPS } from './schema.js'
-import { QUESTIONNAIRE_SOURCES, QUESTIONNAIRE_TIMEOUT_MS } from './settings.js'
+import { addressUrl, QUESTIONNAIRE_SOURCES, QUESTIONNAIRE_TIMEOUT_MS } from './settings.js'
 
 /** Questionnaires as published: the curated set, imports, and forms fetched from configured addresses. */
 export const questionnaires: DomainModule = {
@@ -11,7 +11,7 @@ export const questionnaires: DomainModule = {
   settings: [QUESTIONNAIRE_SOURCES, QUESTIONNAIRE_TIMEOUT_MS],
   checkConfig: (config) => {
     for (const address of settingOf(config, QUESTIONNAIRE_SOURCES) ?? [])
-      checkCredentialsTransport(address.replace(/^fhir\+/i, ''), QUESTIONNAIRE_SOURCES.env, false)
+      checkCredentialsTransport(addressUrl(address), QUESTIONNAIRE_SOURCES.env, false)
   },
   serving: async () => (await import('./serving.js')).questionnairesServing,
   demo: async (context) => (await import('./demo.js')).questionnairesDemo(context),

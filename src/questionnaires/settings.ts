@@ -3,6 +3,9 @@ import { defineSetting, milliseconds } from '../config.js'
 
 const ADDRESS = /^(fhir\+)?https?:\/\/[^\s,]+$/i
 
+/** The URL of a configured address, its `fhir+` mark (a FHIR server base) taken off. */
+export const addressUrl = (entry: string) => entry.replace(/^fhir\+/i, '')
+
 /**
  * Addresses the service may reach for Questionnaires: `fhir+https://host/base` is a FHIR server searched as
  * `https://host/base/Questionnaire?url=…`; `https://host/path/` is a prefix under which a canonical URL
@@ -23,7 +26,7 @@ export const QUESTIONNAIRE_SOURCES = defineSetting<string[]>({
       z
         .string()
         .regex(ADDRESS, 'must list http(s) addresses or fhir+http(s) FHIR bases, comma-separated')
-        .refine((entry) => URL.canParse(entry.replace(/^fhir\+/i, '')), 'must list valid URLs'),
+        .refine((entry) => URL.canParse(addressUrl(entry)), 'must list valid URLs'),
     ),
   ) as unknown as z.ZodType<string[]>,
   fallback: [],

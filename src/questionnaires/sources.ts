@@ -1,5 +1,7 @@
 import { ApiError } from '../http/errors.js'
+import { addressUrl } from './settings.js'
 import { type UpstreamAnswer, UpstreamSource, type UpstreamTuning } from '../upstream/client.js'
+import { isJsonObject as isObject } from '../jsonObject.js'
 
 type Resource = Record<string, unknown>
 
@@ -28,6 +30,8 @@ export interface QuestionnaireAddress {
   kind: 'fhir' | 'prefix'
   /** What the operator listed, for `svc questionnaires list`; never shown to a caller. */
   address: string
+  /** Its URL (without `fhir+`): canonicals under it are asked of it. */
+  base: string
   source: UpstreamSource
 }
 
@@ -35,9 +39,6 @@ const header = (answer: UpstreamAnswer, name: string) => {
   const value = answer.headers[name]
   return typeof value === 'string' ? value : undefined
 }
-
-const isObject = (value: unknown): value is Resource =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Whether `url` lies under `prefix` by whole path segments, same scheme and host. */
 export function under(url: string, prefix: string): boolean {
@@ -64,13 +65,14 @@ export class QuestionnaireSources {
 
   constructor(addresses: readonly string[], tuning: UpstreamTuning & { timeoutMs: number }) {
     this.addresses = addresses.map((address) => {
-      const fhir = /^fhir\+/i.test(address)
+      const base = addressUrl(address)
       return {
-        kind: fhir ? 'fhir' : 'prefix',
+        kind: base === address ? 'prefix' : 'fhir',
         address,
+        base,
         source: new UpstreamSource({
           ...tuning,
-          baseUrl: address.replace(/^fhir\+/i, ''),
+          baseUrl: base,
           name: 'The questionnaire source',
           maxAnswerBytes: MAX_ANSWER_BYTES,
         }),
@@ -80,7 +82,7 @@ export class QuestionnaireSources {
 
   /** The configured address a canonical lies under, if any. */
   addressOf(canonical: string): QuestionnaireAddress | undefined {
-    return this.addresses.find((address) => under(canonical, address.address.replace(/^fhir\+/i, '')))
+    return this.addresses.find((address) => under(canonical, address.base))
   }
 
   /** Asks the address for a canonical (conditionally, given validators); only Questionnaires with that url are taken. */

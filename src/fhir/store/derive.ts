@@ -1,4 +1,5 @@
 import type { ResourceTypeDeclaration, TextTokenizer } from './declaration.js'
+import { isJsonObject as isObject, type JsonObject } from '../../jsonObject.js'
 
 /** The index rows of one resource, derived at import; the resource itself is stored as published. */
 export interface IndexRows {
@@ -8,10 +9,7 @@ export interface IndexRows {
   texts?: string[][]
 }
 
-type Json = Record<string, unknown>
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
+type Json = JsonObject
 
 type Visit = (value: unknown) => void
 

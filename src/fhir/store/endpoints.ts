@@ -110,7 +110,11 @@ export function searchEndpoint(
 }
 
 /** A type's read endpoint: the resource as its source holds it, or 404. */
-export function readEndpoint(context: StoreEndpointsContext, type: string, summary: string): Endpoint {
+export function readEndpoint(
+  context: Pick<StoreEndpointsContext, 'tag' | 'source' | 'responses' | 'waits'>,
+  type: string,
+  summary: string,
+): Endpoint {
   return defineEndpoint({
     method: 'GET',
     path: `${FHIR_BASE}/${type}/:id`,

@@ -82,10 +82,11 @@ export function requestContext(deps: {
     try {
       await next()
     } finally {
-      // Patient data is never kept by a cache on the way, nor is a refusal of it (the body may have been read).
+      // Resolved once here for a request refused before routing; the request log reads it on close.
       const { method, path } = ctx.request
-      if ((ctx.state.endpoint ?? deps.endpointOf(method === 'HEAD' ? 'GET' : method, path))?.patientData)
-        ctx.response.set('Cache-Control', 'no-store')
+      ctx.state.endpoint ??= deps.endpointOf(method === 'HEAD' ? 'GET' : method, path)
+      // Patient data is never kept by a cache on the way, nor is a refusal of it (the body may have been read).
+      if (ctx.state.endpoint?.patientData) ctx.response.set('Cache-Control', 'no-store')
       const reservation = ctx.state.reservation
       if (reservation && isUncounted(ctx.response.status)) {
         try {

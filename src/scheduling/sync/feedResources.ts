@@ -13,6 +13,7 @@ import {
   SLOT_STATUSES,
   type SlotStatus,
 } from '../model.js'
+import { isJsonObject as isObject, type JsonObject } from '../../jsonObject.js'
 
 /** The two extension namespaces in use: the original registry and the HL7 STU 1 guide. */
 const EXTENSION_BASES = [
@@ -29,10 +30,8 @@ export const NPI_SYSTEMS = new Set([
 const VIRTUAL_PHYSICAL_TYPE = 'vi'
 
 // FHIR JSON is untyped input: these readers accept anything and keep only well-formed members.
-type Json = Record<string, unknown>
+type Json = JsonObject
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 const asString = (value: unknown): string | undefined =>
   typeof value === 'string' && value.length > 0 ? value : undefined
