@@ -3,6 +3,8 @@ import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
 import type { Clock } from '../clock.js'
 import { settingOf } from '../config.js'
 import { FHIR_BASE } from '../http/pathBase.js'
+import type { Ports } from '../api/ports.js'
+import { RXNORM_CONCEPTS } from '../fhir/rxnormConcepts.js'
 import { inputRecords } from './input.js'
 import { reconciledBundle } from './output.js'
 import { reconcile } from './reconcile.js'
@@ -16,10 +18,15 @@ export const MAX_RUN_MS = 20_000
 export interface MedList {
   clock: Clock
   organization: string
+  ports: Ports
 }
 
-export function createMedList({ config, clock }: AppContext): MedList {
-  return { clock, organization: settingOf(config, MEDLIST_ORGANIZATION) ?? 'svc medication reconciliation' }
+export function createMedList({ config, clock, ports }: AppContext): MedList {
+  return {
+    clock,
+    organization: settingOf(config, MEDLIST_ORGANIZATION) ?? 'svc medication reconciliation',
+    ports,
+  }
 }
 
 export function medListEndpoints(state: MedList): Endpoint[] {
@@ -60,7 +67,12 @@ export function medListEndpoints(state: MedList): Endpoint[] {
         const started = performance.now()
         const now = state.clock()
         const records = inputRecords(request.body)
-        const reconciliation = reconcile(records, now, () => performance.now() - started > MAX_RUN_MS)
+        const rxnorm = state.ports.find(RXNORM_CONCEPTS)?.()
+        const reconciliation = reconcile(records, {
+          now,
+          rxnorm,
+          deadline: () => performance.now() - started > MAX_RUN_MS,
+        })
         return { body: reconciledBundle(reconciliation, { organization: state.organization, now }) }
       },
     }),

@@ -119,8 +119,9 @@ function outcome(reconciliation: Reconciliation, made: number, notices: readonly
       {
         severity: 'information',
         code: 'informational',
-        diagnostics:
-          'No RxNorm release is imported: medications were matched by RxNorm code, NDC and text alone (no SBD to SCD, NDC to RxCUI or ingredient matching).',
+        diagnostics: reconciliation.rxnorm
+          ? `Medications were matched with RxNorm release ${reconciliation.rxnorm}: branded drugs with their clinical drug, NDCs with their RxCUI.`
+          : 'No RxNorm release is imported: medications were matched by RxNorm code, NDC and text alone (no SBD to SCD, NDC to RxCUI or ingredient matching).',
       },
       ...notices.map((notice) => ({
         severity: notice.severity,

@@ -8,6 +8,7 @@ import {
   type Says,
 } from './evidence.js'
 import { InputIndex, type InputRecord, referenceOf } from './input.js'
+import type { RxNormRelease } from '../fhir/rxnormConcepts.js'
 
 /** One medication of the patient: the records that speak of it and what they decide. */
 export interface Item {
@@ -32,6 +33,8 @@ export interface Reconciliation {
   items: Item[]
   notices: Notice[]
   records: number
+  /** The RxNorm release medications were matched with, when one is imported. */
+  rxnorm?: string
 }
 
 const isMedication = (record: InputRecord): record is InputRecord & { type: MedicationType } =>
@@ -77,8 +80,41 @@ function patientOf(records: readonly InputRecord[]): string {
   return first.reference
 }
 
-/** Groups records of one medication: same RxNorm code, same NDC, same code of another system, else same text. */
-function group(evidence: readonly Evidence[]): Evidence[][] {
+/**
+ * The clinical drugs (RxNorm SCD or GPCK) each record names, through the release: its RxNorm codes, branded
+ * ones by the clinical drug they are a trade name of, and its NDCs by the RxCUIs RxNorm links them to. Two
+ * records naming the same clinical drug have the same ingredients, strengths and dose form.
+ */
+function clinicalDrugs(evidence: readonly Evidence[], rxnorm: RxNormRelease | undefined): string[][] {
+  if (!rxnorm) return evidence.map(() => [])
+  const byNdc = new Map<string, string[]>()
+  return evidence.map(({ keys }) => {
+    const drugs = new Set<string>()
+    const take = (rxcui: string) => {
+      const drug = rxnorm.clinicalDrug(rxcui)
+      if (drug) drugs.add(drug)
+    }
+    for (const code of keys.rxnorm) take(code)
+    for (const ndc of keys.ndc) {
+      let linked = byNdc.get(ndc)
+      if (!linked) byNdc.set(ndc, (linked = rxnorm.byNdc(ndc)))
+      for (const code of linked) take(code)
+    }
+    return [...drugs]
+  })
+}
+
+interface GroupCodes {
+  rx: Set<string>
+  ndc: Set<string>
+  drug: Set<string>
+}
+
+/**
+ * Groups records of one medication: same RxNorm code, same NDC, same clinical drug (with an RxNorm release),
+ * same code of another system, else same text.
+ */
+function group(evidence: readonly Evidence[], drugs: readonly string[][]): Evidence[][] {
   const parent = evidence.map((_, index) => index)
   const find = (index: number): number => {
     while (parent[index] !== index) {
@@ -96,6 +132,7 @@ function group(evidence: readonly Evidence[]): Evidence[][] {
     for (const key of [
       ...keys.rxnorm.map((code) => `rx:${code}`),
       ...keys.ndc.map((code) => `ndc:${code}`),
+      ...(drugs[index] as string[]).map((code) => `drug:${code}`),
       ...keys.other.map((code) => `code:${code}`),
     ]) {
       const known = byKey.get(key)
@@ -105,13 +142,18 @@ function group(evidence: readonly Evidence[]): Evidence[][] {
   })
   // Text joins groups only where nothing is coded differently in the same system. Each group's codes are
   // gathered once and carried along as groups join.
-  const codes = new Map<number, { rx: Set<string>; ndc: Set<string> }>()
+  const codes = new Map<number, GroupCodes>()
   evidence.forEach((item, index) => {
     const root = find(index)
-    const known = codes.get(root) ?? { rx: new Set<string>(), ndc: new Set<string>() }
+    const known = codes.get(root) ?? {
+      rx: new Set<string>(),
+      ndc: new Set<string>(),
+      drug: new Set<string>(),
+    }
     const keys = item.keys
     for (const code of keys.rxnorm) known.rx.add(code)
     for (const code of keys.ndc) known.ndc.add(code)
+    for (const code of drugs[index] as string[]) known.drug.add(code)
     codes.set(root, known)
   })
   const clash = (x: Set<string>, y: Set<string>) =>
@@ -127,12 +169,18 @@ function group(evidence: readonly Evidence[]): Evidence[][] {
     }
     const [here, there] = [find(index), find(known)]
     if (here === there) return
-    const a = codes.get(here) as { rx: Set<string>; ndc: Set<string> }
-    const b = codes.get(there) as { rx: Set<string>; ndc: Set<string> }
-    if (clash(a.rx, b.rx) || clash(a.ndc, b.ndc)) return
+    const a = codes.get(here) as GroupCodes
+    const b = codes.get(there) as GroupCodes
+    // Records coded as different clinical drugs differ in strength or dose form: text never joins them.
+    if (a.drug.size > 0 && b.drug.size > 0 ? clash(a.drug, b.drug) : clash(a.rx, b.rx) || clash(a.ndc, b.ndc))
+      return
     union(index, known)
     const root = find(index)
-    codes.set(root, { rx: new Set([...a.rx, ...b.rx]), ndc: new Set([...a.ndc, ...b.ndc]) })
+    codes.set(root, {
+      rx: new Set([...a.rx, ...b.rx]),
+      ndc: new Set([...a.ndc, ...b.ndc]),
+      drug: new Set([...a.drug, ...b.drug]),
+    })
   })
   const groups = new Map<number, Evidence[]>()
   evidence.forEach((item, index) => {
@@ -142,6 +190,32 @@ function group(evidence: readonly Evidence[]): Evidence[][] {
     else groups.set(root, [item])
   })
   return [...groups.values()]
+}
+
+/** Items kept apart that share an ingredient (furosemide tablets and a furosemide injection), one notice each. */
+function sharedIngredients(
+  items: readonly Item[],
+  drugsOf: ReadonlyMap<Evidence, string[]>,
+  rxnorm: RxNormRelease,
+): Notice[] {
+  const byIngredient = new Map<string, { name: string; items: Set<Item> }>()
+  for (const item of items) {
+    const drugs = new Set(item.evidence.flatMap((evidence) => drugsOf.get(evidence) ?? []))
+    for (const drug of drugs)
+      for (const ingredient of rxnorm.ingredients(drug)) {
+        const known = byIngredient.get(ingredient.code) ?? { name: ingredient.display, items: new Set() }
+        known.items.add(item)
+        byIngredient.set(ingredient.code, known)
+      }
+  }
+  return [...byIngredient.values()]
+    .filter((shared) => shared.items.size > 1)
+    .map((shared) => ({
+      severity: 'information' as const,
+      code: 'informational',
+      text: `${shared.items.size} medications share the ingredient ${shared.name}; they differ in strength or dose form and are kept apart`,
+      paths: [...shared.items].map((item) => item.evidence[0]?.record.path as string),
+    }))
 }
 
 const SETS: readonly Says[] = ['active', 'stopped', 'cancelled', 'on-hold', 'completed']
@@ -180,9 +254,9 @@ function keysOf(evidence: readonly Evidence[]): string[] {
  */
 export function reconcile(
   records: readonly InputRecord[],
-  now: number,
-  deadline: () => boolean,
+  options: { now: number; deadline: () => boolean; rxnorm?: RxNormRelease },
 ): Reconciliation {
+  const { now, deadline, rxnorm } = options
   const patient = patientOf(records)
   const index = new InputIndex(records)
   const notices: Notice[] = []
@@ -221,7 +295,8 @@ export function reconcile(
       code: 'informational',
       text: `${type}: ${count} records ignored`,
     })
-  const items = group(evidence).map((members): Item => ({ evidence: members, keys: keysOf(members) }))
+  const drugs = clinicalDrugs(evidence, rxnorm)
+  const items = group(evidence, drugs).map((members): Item => ({ evidence: members, keys: keysOf(members) }))
   if (deadline()) throw new ApiError(504, { detail: 'The reconciliation ran past its 20 s.' })
   for (const item of items) {
     decide(item)
@@ -240,5 +315,9 @@ export function reconcile(
         paths: item.conflict.map((evidence) => evidence.record.path),
       })
   }
-  return { patient, items, notices, records: records.length }
+  if (rxnorm) {
+    const drugsOf = new Map(evidence.map((item, index) => [item, drugs[index] as string[]]))
+    notices.push(...sharedIngredients(items, drugsOf, rxnorm))
+  }
+  return { patient, items, notices, records: records.length, ...(rxnorm ? { rxnorm: rxnorm.version } : {}) }
 }

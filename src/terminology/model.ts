@@ -25,6 +25,9 @@ export interface PropertyDeclaration {
   uri?: string
 }
 
+/** A release's concepts: an array, or built one by one as they are written (RxNorm's are many). */
+export type ConceptList = Iterable<ConceptRecord> & { readonly length: number }
+
 export interface CodeSystemRelease {
   url: string
   version: string
@@ -35,7 +38,7 @@ export interface CodeSystemRelease {
   properties: PropertyDeclaration[]
   /** Where the release was read from: a package and file, or an imported file. */
   origin: string
-  concepts: ConceptRecord[]
+  concepts: ConceptList
 }
 
 export interface ValueSetRecord {

@@ -6,6 +6,8 @@ import { UpstreamSource } from '../upstream/client.js'
 import { ConceptLists } from './conceptCache.js'
 import { RememberedReleases } from './remembered.js'
 import { TERMINOLOGY_SOURCES } from './settings.js'
+import { RXNORM_CONCEPTS } from '../fhir/rxnormConcepts.js'
+import { heldRxNorm } from './rxnormRelease.js'
 
 /** One app's terminology: the store, the remote sources by the system they answer for, what is remembered. */
 export interface Terminology {
@@ -18,8 +20,8 @@ export interface Terminology {
   concepts: ConceptLists
 }
 
-export function createTerminology({ db, config, clock, upstream }: AppContext): Terminology {
-  return {
+export function createTerminology({ db, config, clock, upstream, ports }: AppContext): Terminology {
+  const terminology: Terminology = {
     db,
     clock,
     baseUrl: config.baseUrl,
@@ -32,4 +34,7 @@ export function createTerminology({ db, config, clock, upstream }: AppContext): 
     releases: new RememberedReleases(db),
     concepts: new ConceptLists(db),
   }
+  // MedList matches drugs through the imported release (never a remote source: it answers at once).
+  ports.provide(RXNORM_CONCEPTS, () => heldRxNorm(terminology))
+  return terminology
 }

@@ -34,7 +34,8 @@ export function writeCodeSystem(db: Db, release: CodeSystemRelease, now: number)
     'INSERT INTO term_concept_properties (system_id, code, property, type, value) VALUES (?, ?, ?, ?, ?)',
   )
   const link = db.prepare('INSERT OR IGNORE INTO term_hierarchy (system_id, parent, child) VALUES (?, ?, ?)')
-  release.concepts.forEach((c, seq) => {
+  let seq = 0
+  for (const c of release.concepts) {
     concept.run(
       systemId,
       c.code,
@@ -47,7 +48,8 @@ export function writeCodeSystem(db: Db, release: CodeSystemRelease, now: number)
     )
     for (const p of c.properties) property.run(systemId, c.code, p.property, p.type, JSON.stringify(p.value))
     for (const parent of c.parents) link.run(systemId, parent, c.code)
-  })
+    seq++
+  }
 }
 
 export function writeValueSet(db: Db, valueSet: ValueSetRecord, now: number): void {

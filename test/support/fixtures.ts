@@ -15,3 +15,5 @@ export const PLANS = inRepository('test/fixtures/plans')
 export const QUESTIONNAIRES = inRepository('data/questionnaires')
 /** Synthetic patients' medication records (test/fixtures/medlist/README.md). */
 export const MEDLIST = inRepository('test/fixtures/medlist')
+/** A small RxNorm release in NLM's RRF layout, built for tests (test/fixtures/rxnorm/README.md). */
+export const RXNORM_RELEASE = inRepository('test/fixtures/rxnorm/RxNorm_full_prescribe_11032025')

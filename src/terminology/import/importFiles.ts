@@ -1,5 +1,5 @@
 import { createReadStream, readdirSync, statSync } from 'node:fs'
-import { extname, join, resolve } from 'node:path'
+import { basename, dirname, extname, join, resolve } from 'node:path'
 import type { Db } from '../../db/open.js'
 import { delimitedRows } from '../../ingest/delimited.js'
 import { parseJsonRecord, readJsonDocument } from '../../ingest/json.js'
@@ -9,6 +9,8 @@ import { type Converted, fromFhirResource } from '../fhirResources.js'
 import type { BadRecord, CodeSystemRelease, ValueSetRecord } from '../model.js'
 import { writeCodeSystem, writeValueSet } from '../write.js'
 import { NotNuccError, readNuccCsv } from './nucc.js'
+import { openZip } from '../../ingest/zip.js'
+import { readRxNorm, type RrfFile, type RxNormFiles, rxnormVersion } from './rxnorm.js'
 import { UserError } from '../../userError.js'
 
 /** A fault that stops the whole import (a path or a file that cannot be read as a whole). */
@@ -25,9 +27,16 @@ export interface ImportSummary {
 }
 
 const EXTENSIONS = new Set(['.json', '.ndjson', '.csv'])
+const RXNCONSO = 'RXNCONSO.RRF'
 
-function listFiles(paths: string[]): string[] {
-  const files: string[] = []
+/** What an import reads: FHIR and NUCC files one by one, and RxNorm releases (a folder or a zip) whole. */
+type Input =
+  { kind: 'file'; path: string } | { kind: 'rxnorm-folder'; path: string } | { kind: 'zip'; path: string }
+
+const hasConso = (folder: string) => readdirSync(folder).some((name) => name.toUpperCase() === RXNCONSO)
+
+function listInputs(paths: string[]): Input[] {
+  const inputs: Input[] = []
   const walk = (path: string) => {
     let stats: ReturnType<typeof statSync>
     try {
@@ -35,19 +44,27 @@ function listFiles(paths: string[]): string[] {
     } catch {
       throw new TerminologyImportError(`${path} does not exist`)
     }
+    const extension = extname(path).toLowerCase()
     if (stats.isDirectory()) {
+      if (hasConso(path)) inputs.push({ kind: 'rxnorm-folder', path: resolve(path) })
       for (const name of readdirSync(path).sort()) {
         const child = join(path, name)
         if (statSync(child).isDirectory() || EXTENSIONS.has(extname(name).toLowerCase())) walk(child)
       }
-    } else if (EXTENSIONS.has(extname(path).toLowerCase())) {
-      files.push(resolve(path))
+    } else if (EXTENSIONS.has(extension)) {
+      inputs.push({ kind: 'file', path: resolve(path) })
+    } else if (extension === '.zip') {
+      inputs.push({ kind: 'zip', path: resolve(path) })
+    } else if (basename(path).toUpperCase() === RXNCONSO) {
+      inputs.push({ kind: 'rxnorm-folder', path: resolve(dirname(path)) })
     } else {
-      throw new TerminologyImportError(`${path}: expected .json, .ndjson or .csv`)
+      throw new TerminologyImportError(
+        `${path}: expected .json, .ndjson or .csv, an RxNorm release folder (with ${RXNCONSO}) or its zip`,
+      )
     }
   }
   for (const path of paths) walk(path)
-  return files
+  return inputs
 }
 
 /** The release of a file whose records carry no version: `--release`, else the file's date. */
@@ -150,6 +167,71 @@ async function readFile(
   takeResource(units, resource, file, version)
 }
 
+/** The RRF file of a folder or zip by its name, any case. */
+function rrfIn<T extends { name: string }>(members: readonly T[], name: string): T | undefined {
+  return members.find((member) => basename(member.name).toUpperCase() === name)
+}
+
+async function readRxNormFiles(
+  units: Units,
+  files: RxNormFiles,
+  names: string[],
+  release: string | undefined,
+  limits: IngestLimits,
+): Promise<void> {
+  const version = release ?? rxnormVersion(names)
+  if (!version)
+    throw new TerminologyImportError(
+      `${files.origin}: no release date in its file names (NLM names them RxNorm_full_MMDDYYYY); give --release`,
+    )
+  const read = await readRxNorm(files, version, limits)
+  units.codeSystems.set(`${read.release.url}|${read.release.version}`, read.release)
+  units.bad.push(...read.bad)
+}
+
+async function readRxNormFolder(
+  units: Units,
+  folder: string,
+  release: string | undefined,
+  limits: IngestLimits,
+) {
+  const file = (name: string): RrfFile | undefined => {
+    const found = rrfIn(
+      readdirSync(folder).map((entry) => ({ name: entry })),
+      name,
+    )
+    if (!found) return undefined
+    const path = join(folder, found.name)
+    return { name: path, open: async () => createReadStream(path, { highWaterMark: 1 << 20 }) }
+  }
+  const files = {
+    origin: folder,
+    conso: file(RXNCONSO) as RrfFile,
+    rel: file('RXNREL.RRF'),
+    sat: file('RXNSAT.RRF'),
+  }
+  await readRxNormFiles(units, files, [folder, ...readdirSync(folder)], release, limits)
+}
+
+async function readRxNormZip(units: Units, path: string, release: string | undefined, limits: IngestLimits) {
+  const zip = await openZip(path).catch((error: Error) => {
+    throw new TerminologyImportError(error.message)
+  })
+  try {
+    const member = (name: string): RrfFile | undefined => {
+      const found = rrfIn(zip.members, name)
+      return found && { name: `${path}:${found.name}`, open: () => found.open() }
+    }
+    const conso = member(RXNCONSO)
+    if (!conso)
+      throw new TerminologyImportError(`${path}: no ${RXNCONSO} in the archive; not an RxNorm release`)
+    const files = { origin: path, conso, rel: member('RXNREL.RRF'), sat: member('RXNSAT.RRF') }
+    await readRxNormFiles(units, files, [path, ...zip.members.map((m) => m.name)], release, limits)
+  } finally {
+    zip.close()
+  }
+}
+
 /** Every record of the files, read and checked; nothing is written yet. */
 export interface TerminologyRead {
   files: string[]
@@ -165,13 +247,19 @@ export async function readTerminology(
   paths: string[],
   options: { release?: string; limits?: IngestLimits } = {},
 ): Promise<TerminologyRead> {
-  const files = listFiles(paths)
-  if (files.length === 0)
-    throw new TerminologyImportError(`no .json, .ndjson or .csv file in ${paths.join(', ')}`)
+  const inputs = listInputs(paths)
+  if (inputs.length === 0)
+    throw new TerminologyImportError(
+      `no .json, .ndjson or .csv file and no RxNorm release in ${paths.join(', ')}`,
+    )
   const units: Units = { codeSystems: new Map(), valueSets: new Map(), skipped: [], bad: [] }
-  for (const file of files)
-    await readFile(units, file, options.release, options.limits ?? DEFAULT_INGEST_LIMITS)
-  return { files, units }
+  const limits = options.limits ?? DEFAULT_INGEST_LIMITS
+  for (const input of inputs) {
+    if (input.kind === 'file') await readFile(units, input.path, options.release, limits)
+    else if (input.kind === 'zip') await readRxNormZip(units, input.path, options.release, limits)
+    else await readRxNormFolder(units, input.path, options.release, limits)
+  }
+  return { files: inputs.map((input) => input.path), units }
 }
 
 /** Writes what was read in one transaction, each release replacing the release of the same URL and version. */
