@@ -5,15 +5,17 @@ import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { openDatabase } from '../src/app/store.js'
 import { packageRoot } from '../src/packageRoot.js'
-import { peakRssMb, startServeProcess } from '../test/support/cli.js'
+import { peakRssMb, runCliJson, startServeProcess } from '../test/support/cli.js'
 import { unlimitedBenchKey } from './lib/fhirQueries.js'
 import { formatTable, percentile, verdict } from './lib/load.js'
+import { type BenchDrug, writeBenchRxNorm } from './lib/rxnormRelease.js'
 
 /**
  * `npm run bench -- medlist [--entries 50000] [--samples 50]`: `$reconcile-medications` against a real
  * `svc serve` process. Inputs follow the fixtures' patterns (Synthea orders of one patient, repeated with
  * dispenses, statements and administrations of the same drugs, a share coded only by NDC or by text, a
- * share not taken): one Bundle of 50,000 entries (time, and the server's peak RSS), and 200-record
+ * share not taken, a share ordered by brand or dispensed by NDC alone and matched through an RxNorm release
+ * generated around the fixtures' drugs): one Bundle of 50,000 entries (time, and the server's peak RSS), and 200-record
  * patients, each different (p50, p99). Times are the server's, from its request log.
  */
 
@@ -29,7 +31,16 @@ const compact = (concept: Concept): Concept => ({
   text: concept.text,
 })
 
-function patientRecords(orders: Resource[], count: number, seed: number): Resource[] {
+const NDC = 'http://hl7.org/fhir/sid/ndc'
+/** 11 digits as 5-4-2, the way a pharmacy system writes an NDC. */
+const dashed = (ndc: string) => `${ndc.slice(0, 5)}-${ndc.slice(5, 9)}-${ndc.slice(9)}`
+
+function patientRecords(
+  orders: Resource[],
+  count: number,
+  seed: number,
+  drugs: ReadonlyMap<string, BenchDrug>,
+): Resource[] {
   // The patient is the Bundle's Patient; records past the first few leave `subject` out to fit 16 MiB.
   const subjectOf = (index: number) => (index < 10 ? { subject: { reference: `Patient/bench-${seed}` } } : {})
   const records: Resource[] = [{ resourceType: 'Patient', id: `bench-${seed}` }]
@@ -40,11 +51,23 @@ function patientRecords(orders: Resource[], count: number, seed: number): Resour
       text: string
     }
     const id = `${seed}-${index}`
+    const drug = drugs.get(concept.coding[0]?.code ?? '') as BenchDrug
     const day = new Date(Date.UTC(2020, 0, 1) + ((index * 13) % 2000) * 86_400_000).toISOString().slice(0, 10)
     switch (index % 5) {
       case 0:
-      case 1:
         records.push({ ...order, id: `r${id}`, ...subjectOf(index) })
+        break
+      case 1:
+        // Ordered by brand: one drug with the generic orders through the release.
+        records.push({
+          ...order,
+          id: `r${id}`,
+          ...subjectOf(index),
+          medicationCodeableConcept: {
+            coding: [{ system: RXNORM, code: drug.sbd }],
+            text: `Brand of ${concept.text}`,
+          },
+        })
         break
       case 2:
         records.push({
@@ -54,8 +77,13 @@ function patientRecords(orders: Resource[], count: number, seed: number): Resour
           ...subjectOf(index),
           whenHandedOver: day,
           daysSupply: { value: 30 },
-          // A share coded by text alone: matched to the coded ones by their text.
-          medicationCodeableConcept: index % 3 === 0 ? { text: concept.text } : concept,
+          // A share coded by text alone (matched by text), a share by NDC alone (matched through the release).
+          medicationCodeableConcept:
+            index % 3 === 0
+              ? { text: concept.text }
+              : index % 3 === 1
+                ? { coding: [{ system: NDC, code: dashed(drug.ndc) }], text: concept.text.toUpperCase() }
+                : concept,
         })
         break
       case 3:
@@ -118,6 +146,17 @@ export async function run(args: string[]): Promise<void> {
   const setup = openDatabase(dbPath)
   const key = unlimitedBenchKey(setup)
   setup.close()
+  const named = new Map<string, string>()
+  for (const order of orders) {
+    const concept = order.medicationCodeableConcept as Concept
+    const code = concept.coding[0]?.code
+    if (code) named.set(code, concept.text)
+  }
+  const rxnorm = writeBenchRxNorm(
+    dir,
+    [...named].map(([code, name]) => ({ code, name })),
+  )
+  await runCliJson(['import', 'terminology', rxnorm.folder, '--db', dbPath])
   const server = await startServeProcess({ SVC_DB: dbPath, SVC_ANSWER_CACHE_MB: '0' })
   try {
     const send = async (body: string) => {
@@ -137,13 +176,13 @@ export async function run(args: string[]): Promise<void> {
         .pluck()
         .all() as number[]
     const baseline = peakRssMb(server.child.pid as number)
-    const large = bundleOf(patientRecords(orders, Number(values.entries), 1))
+    const large = bundleOf(patientRecords(orders, Number(values.entries), 1, rxnorm.drugs))
     const started = performance.now()
     const answer = await send(large)
     const wall = performance.now() - started
     const rss = peakRssMb(server.child.pid as number)
     for (let sample = 0; sample < Number(values.samples); sample++)
-      await send(bundleOf(patientRecords(orders, 200, 100 + sample)))
+      await send(bundleOf(patientRecords(orders, 200, 100 + sample, rxnorm.drugs)))
     await new Promise((resolve) => setTimeout(resolve, 1500))
     const times = serverTimes()
     live.close()
@@ -171,7 +210,7 @@ export async function run(args: string[]): Promise<void> {
       ),
     )
     console.log(
-      `\nThe large Bundle gave ${(answer.entry.length - 1) / 2} medications; wall time ${wall.toFixed(0)} ms over loopback. svc serve peak RSS ${rss.toFixed(0)} MB (${baseline.toFixed(0)} MB before; goal < 500 MB: ${verdict(rss < 500)}).`,
+      `\nThe large Bundle gave ${(answer.entry.length - 1) / 2} medications (${named.size} drugs, each also ordered by brand and dispensed by NDC, matched through a generated RxNorm release); wall time ${wall.toFixed(0)} ms over loopback. svc serve peak RSS ${rss.toFixed(0)} MB (${baseline.toFixed(0)} MB before; goal < 500 MB: ${verdict(rss < 500)}).`,
     )
   } finally {
     await server.stop()

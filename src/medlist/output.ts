@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { type Coding, NDC, RXNORM } from './codes.js'
-import { type Evidence, latestFirst } from './evidence.js'
+import type { Evidence } from './evidence.js'
 import { type Resource, recordReference } from './input.js'
 import type { Item, Notice, Reconciliation } from './reconcile.js'
 
@@ -29,7 +29,7 @@ function codingsOf(evidence: readonly Evidence[]): Coding[] {
 }
 
 function medicationRequest(item: Item, id: string, patient: string): Resource {
-  const ordered = [...item.evidence].sort(latestFirst)
+  const ordered = item.latest
   const orders = ordered.filter((evidence) => evidence.type === 'MedicationRequest' && evidence.backsOrder)
   const latestOrder = orders[0]?.record.resource
   const requests = ordered.filter((evidence) => evidence.type === 'MedicationRequest')

@@ -13,6 +13,8 @@ import type { RxNormRelease } from '../fhir/rxnormConcepts.js'
 /** One medication of the patient: the records that speak of it and what they decide. */
 export interface Item {
   evidence: Evidence[]
+  /** The same records, the latest first (undated last, ties in input order). */
+  latest: Evidence[]
   /** Its keys (codes, or text when it has none), sorted: what its ids are derived from. */
   keys: string[]
   /** undefined: every record says it was not taken; it gets no MedicationRequest. */
@@ -222,9 +224,9 @@ const SETS: readonly Says[] = ['active', 'stopped', 'cancelled', 'on-hold', 'com
 
 /** Status from the latest dated evidence that sets one; past use alone gives completed. */
 function decide(item: Item): void {
-  const taken = item.evidence.filter((evidence) => !evidence.negative)
+  const taken = item.latest.filter((evidence) => !evidence.negative)
   if (taken.length === 0) return
-  const setting = taken.filter((evidence) => SETS.includes(evidence.says)).sort(latestFirst)
+  const setting = taken.filter((evidence) => SETS.includes(evidence.says))
   const latest = setting[0]
   if (latest) {
     item.status = latest.says as Item['status']
@@ -296,7 +298,11 @@ export function reconcile(
       text: `${type}: ${count} records ignored`,
     })
   const drugs = clinicalDrugs(evidence, rxnorm)
-  const items = group(evidence, drugs).map((members): Item => ({ evidence: members, keys: keysOf(members) }))
+  const items = group(evidence, drugs).map((members): Item => ({
+    evidence: members,
+    latest: [...members].sort(latestFirst),
+    keys: keysOf(members),
+  }))
   if (deadline()) throw new ApiError(504, { detail: 'The reconciliation ran past its 20 s.' })
   for (const item of items) {
     decide(item)
