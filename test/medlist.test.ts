@@ -125,6 +125,13 @@ describe('$reconcile-medications on real records', () => {
         orders.filter((o) => o.medicationCodeableConcept.coding[0].code === code).length,
       )
       expect(provenance.entity[0].what.reference).toMatch(/^MedicationRequest\//)
+      // US Core's must-support elements the orders hold: those of the latest order.
+      const latest = orders
+        .filter((o) => o.medicationCodeableConcept.coding[0].code === code)
+        .sort((a, b) => b.authoredOn.localeCompare(a.authoredOn))[0]
+      expect(request.encounter).toEqual(latest.encounter)
+      expect(request.requester).toEqual(latest.requester)
+      expect(request.authoredOn).toBe(latest.authoredOn)
     }
   })
 

@@ -48,6 +48,7 @@ function medicationRequest(item: Item, id: string, patient: string): Resource {
     ...(order ? {} : { reportedBoolean: true }),
     medicationCodeableConcept: { coding: codingsOf(item.evidence), ...(text ? { text } : {}) },
     subject: { reference: patient },
+    ...(latestOrder?.encounter ? { encounter: latestOrder.encounter } : {}),
     ...(latestOrder?.authoredOn ? { authoredOn: latestOrder.authoredOn } : {}),
     ...(latestOrder?.requester ? { requester: latestOrder.requester } : {}),
     ...(dosage ? { dosageInstruction: dosage } : {}),
