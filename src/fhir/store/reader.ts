@@ -176,6 +176,12 @@ export class ReleaseReader {
     return this.db.transaction(read)()
   }
 
+  /** One statement reads one state of the file already: no transaction around it (its BEGIN and COMMIT cost more than the read). */
+  readOne(type: string, id: string): StoredJson | undefined {
+    this.#follow()
+    return this.read(type, id)
+  }
+
   /** The release served (0 before any import); cursors name it so a reload is noticed. */
   release(): number {
     return this.#release

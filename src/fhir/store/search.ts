@@ -138,7 +138,7 @@ export class LocalSearch implements SearchSource {
   }
 
   async read(type: string, id: string): Promise<SourcedResource | undefined> {
-    return this.reader.snapshot(() => this.reader.read(type, id))
+    return this.reader.readOne(type, id)
   }
 
   async search(type: string, request: { values: SearchValues } | { state: unknown }): Promise<SearchPage> {
