@@ -62,6 +62,10 @@ export default class ImportDirectory extends SvcCommand {
     for (const [type, count] of Object.entries(summary.ignored))
       rows.push({ type: `${type} (not a directory type)`, imported: 0, skipped: count })
     this.log(formatTable(rows, ['type', 'imported', 'skipped']))
+    if (summary.typeFaults.length > 0) {
+      this.log('Not valid R4 (kept and served as published; numbers and booleans searched as their text):')
+      for (const fault of summary.typeFaults) this.log(`  ${fault.text}`)
+    }
     const seconds = summary.durationMs / 1000
     this.log(
       `Release ${summary.release} is live: ${summary.imported.toLocaleString('en-US')} resources in ${seconds.toFixed(1)} s ` +

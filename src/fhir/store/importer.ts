@@ -1,4 +1,6 @@
 import type { Db } from '../../db/open.js'
+import { R4Types } from '../r4Types.js'
+import { type TypeFaultLine, TypeFaultTally } from './typeFaults.js'
 import { parseJsonRecord, readJsonDocument } from '../../ingest/json.js'
 import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
 import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
@@ -32,6 +34,8 @@ export interface ImportSummary<Type extends string = string> {
   skipped: number
   /** The first MAX_KEPT_PROBLEMS problems found, in source and line order; `skipped` counts them all. */
   problems: ImportProblem[]
+  /** Values of another JSON type than R4's, and elements R4 does not define: kept as published, reported. */
+  typeFaults: TypeFaultLine[]
   durationMs: number
 }
 
@@ -100,6 +104,8 @@ export async function importRelease(
   let skipped = 0
   let imported = 0
   let records = 0
+  const r4 = new R4Types()
+  const typeFaults = new TypeFaultTally()
 
   const problem = (source: string, line: number, message: string, type?: string) => {
     skipped++
@@ -136,6 +142,7 @@ export async function importRelease(
       }
       imported++
       ;(types[checked.type] as { imported: number }).imported++
+      r4.check(checked.parsed, (fault) => typeFaults.add(fault, source, line))
       return build.add(
         checked.type,
         checked.id,
@@ -203,6 +210,7 @@ export async function importRelease(
       imported,
       skipped,
       problems: problems.map(({ order: _, ...found }) => found),
+      typeFaults: typeFaults.lines(),
       durationMs: now() - started,
     }
     build.goLive({ types: summary.types, ignored: summary.ignored, skipped: summary.skipped }, now())
