@@ -5,7 +5,7 @@ import { createOrganization } from '../src/accounts/orgs.js'
 import { importPlans } from '../src/plans/import/importPlans.js'
 import { importPlanNet } from './support/directory.js'
 import { hang, json, startFakeUpstream, type FakeUpstream } from './support/fakeUpstream.js'
-import { expectValidR4 } from './support/fhirValidator.js'
+import { expectValidR4, profileFixture } from './support/fhirValidator.js'
 import { PLANS } from './support/fixtures.js'
 import { bearer, startTestServer, type TestResponse, type TestServer } from './support/harness.js'
 import { rawRequest } from './support/rawHttp.js'
@@ -19,6 +19,8 @@ const BASE = '/v1/fhir/r4'
 const ACA = join(PLANS, 'aca')
 const ACA_FILES = ['plan-attributes.csv', 'service-area.csv', 'network.csv'].map((name) => join(ACA, name))
 const MA_2026 = join(PLANS, 'ma', 'constructed', 'pbp-2026')
+const MA_2027 = join(PLANS, 'ma', 'pbp-2027')
+const BENEFITS = join(ACA, 'constructed', 'benefits-cost-sharing-py2025.csv')
 const RXNORM = 'http://www.nlm.nih.gov/research/umls/rxnorm'
 
 let t: TestServer
@@ -29,7 +31,7 @@ let developerKey: string
 beforeAll(async () => {
   t = await startTestServer({ plan: 'scale' })
   await importPlanNet(t)
-  await importPlans(t.server.db, [...ACA_FILES, MA_2026], { now: t.now })
+  await importPlans(t.server.db, [...ACA_FILES, BENEFITS, MA_2026, MA_2027], { now: t.now })
   createOrganization(t.server.db, { slug: 'small', name: 'Small', plan: 'developer' })
   developerKey = createKey(t.server.db, { org: 'small' }).key
   fake = await startFakeUpstream()
@@ -145,6 +147,23 @@ describe('what the FHIR base builds is valid R4', () => {
       'Provenance',
       'OperationOutcome',
     ])
+  })
+
+  it('every InsurancePlan built from the CMS files conforms to Plan-Net 1.2.0 and says so', async () => {
+    const profile = profileFixture('plan-net-profiles/StructureDefinition-plannet-InsurancePlan.json')
+    const ids = new Set<string>()
+    for (const state of ['FL', 'TX', 'AZ', 'RI', 'WA', 'NY', 'CA']) {
+      const page = (await get(`InsurancePlan?state=${state}&_count=50`)).json
+      for (const entry of page.entry ?? []) ids.add(entry.resource.id)
+    }
+    expect(ids.size).toBeGreaterThan(5)
+    expect([...ids].some((id) => id.startsWith('H'))).toBe(true)
+    expect([...ids].some((id) => !id.startsWith('H'))).toBe(true)
+    for (const id of ids) {
+      const plan = (await get(`InsurancePlan/${id}`)).json
+      expect(plan.meta.profile).toContain(`${profile.url}|${profile.version}`)
+      expectValidR4(plan, profile)
+    }
   })
 
   it('the OperationOutcome of every error status the base answers', async () => {

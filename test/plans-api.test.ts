@@ -159,7 +159,12 @@ describe('InsurancePlan read', () => {
       value: 'H1036-068-000',
     })
     expect(plan.name).toBe('Humana Gold Plus H1036-068 (HMO)')
-    expect(plan.type[1].coding.map((c: any) => c.code)).toEqual(['HMO'])
+    // One type, as Plan-Net allows: its product type, the program and the plan type.
+    expect(plan.type).toHaveLength(1)
+    expect(plan.type[0].coding.map((c: any) => c.code)).toEqual(['mediadvhmo', 'ma', 'HMO'])
+    expect(plan.meta.profile).toEqual([
+      'http://hl7.org/fhir/us/davinci-pdex-plan-net/StructureDefinition/plannet-InsurancePlan|1.2.0',
+    ])
     const counties = plan.coverageArea.map((area: any) => area.identifier.value)
     // Duval FL is SSA 10150 in PlanArea, FIPS 12031; St. Johns is 12109.
     expect(counties).toEqual(expect.arrayContaining(['12031', '12109', '12001']))
@@ -167,7 +172,7 @@ describe('InsurancePlan read', () => {
       'St. Johns County, FL',
     )
     expect(
-      (await get('InsurancePlan/H1609-028-000-2027')).json.type[1].coding.map((c: any) => c.code),
+      (await get('InsurancePlan/H1609-028-000-2027')).json.type[0].coding.slice(2).map((c: any) => c.code),
     ).toEqual(['HMO', 'POS'])
   })
 

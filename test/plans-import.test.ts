@@ -231,7 +231,7 @@ describe('svc import plans', () => {
     const plan = served(db).plans.get('H5555-007-000-2026')
     expect(plan.name).toBe('Año Completo PPO')
     expect(plan.ownedBy.display).toBe('SALUD PEÑASCO')
-    expect(plan.type[1].coding[0].code).toBe('PPO')
+    expect(plan.type[0].coding.map((c: any) => c.code)).toEqual(['mediadv', 'ma', 'PPO'])
   })
 
   it('refuses a bad release name and inputs that hold no plans, changing nothing', async () => {

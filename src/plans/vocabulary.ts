@@ -10,9 +10,12 @@ export const SYSTEMS = {
   maPlan: 'https://www.cms.gov/medicare/ma-plan-id',
   /** Medicare Advantage contract number, `H1234`. */
   maContract: 'https://www.cms.gov/medicare/ma-contract-id',
+  /** Plan-Net's product types (`qhp`, `mediadv`, `mediadvhmo`): the coding Plan-Net's InsurancePlan.type binds. */
+  productType: 'http://hl7.org/fhir/us/davinci-pdex-plan-net/CodeSystem/InsuranceProductTypeCS',
   program: 'urn:svc:fhir:CodeSystem:plan-program',
   planType: 'urn:svc:fhir:CodeSystem:plan-type',
-  metalLevel: 'urn:svc:fhir:CodeSystem:metal-level',
+  /** An ACA plan variant by metal level and variant number (`silver-04`): distinct within a plan, as Plan-Net asks. */
+  planVariant: 'urn:svc:fhir:CodeSystem:plan-variant',
   costKind: 'urn:svc:fhir:CodeSystem:plan-cost',
   applicability: 'http://terminology.hl7.org/CodeSystem/applicability',
   currency: 'urn:iso:std:iso:4217',
@@ -44,6 +47,10 @@ export const EXTENSIONS = {
 
 /** The program of a release: ACA Marketplace qualified health plans, or Medicare Advantage. */
 export type Program = 'qhp' | 'ma'
+
+/** The profile every InsurancePlan of this service conforms to. */
+export const PLAN_NET_INSURANCE_PLAN =
+  'http://hl7.org/fhir/us/davinci-pdex-plan-net/StructureDefinition/plannet-InsurancePlan|1.2.0'
 
 export const PROGRAM_NAMES: Record<Program, string> = {
   qhp: 'ACA Marketplace qualified health plan',

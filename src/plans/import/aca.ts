@@ -2,15 +2,7 @@ import { countyArea, wholeStateArea } from '../coverage.js'
 import { EXTENSIONS, SYSTEMS } from '../vocabulary.js'
 import type { BuildContext } from './build.js'
 import { type Cost, type CostKind, parseCost, parseDate, parseMoney } from './costs.js'
-import {
-  generalCost,
-  planMeta,
-  planPeriod,
-  planTypeConcept,
-  programType,
-  specificCost,
-  text,
-} from './resource.js'
+import { generalCost, planMeta, planPeriod, insurancePlanType, specificCost, text } from './resource.js'
 import { BENEFIT_FIELDS, GENERAL_COST_COLUMN } from './stage.js'
 
 type Resource = Record<string, unknown>
@@ -355,8 +347,8 @@ export async function buildAcaPlans(context: BuildContext): Promise<void> {
         ],
         status: 'active',
         type: [
-          programType('qhp'),
-          planTypeConcept(
+          insurancePlanType(
+            'qhp',
             ACA_PLAN_TYPES.has(planType) ? [planType] : [],
             [planType, data.MarketCoverage, dental ? 'dental' : undefined].filter(Boolean).join(', '),
           ),
@@ -384,16 +376,12 @@ export async function buildAcaPlans(context: BuildContext): Promise<void> {
               })),
             }
           : {}),
-        ...(networkId
-          ? {
-              network: [
-                {
-                  identifier: { system: SYSTEMS.cciio, value: networkId },
-                  display: network?.name || networkId,
-                },
-              ],
-            }
-          : {}),
+        // Plan-Net asks that a plan say it has a network: one the files do not name is said to be unnamed.
+        network: [
+          networkId
+            ? { identifier: { system: SYSTEMS.cciio, value: networkId }, display: network?.name || networkId }
+            : { display: `The provider network of plan ${plan} (not named in the CMS files)` },
+        ],
         ...(listed.length > 0
           ? { coverage: [{ type: text(category), benefit: coverageBenefits(listed) }] }
           : {}),
@@ -414,7 +402,15 @@ export async function buildAcaPlans(context: BuildContext): Promise<void> {
             identifier: [{ system: SYSTEMS.cciio, value: `${plan}-${variant.variant}` }],
             type: {
               ...(level
-                ? { coding: [{ system: SYSTEMS.metalLevel, code: metalCode(level), display: level }] }
+                ? {
+                    coding: [
+                      {
+                        system: SYSTEMS.planVariant,
+                        code: `${metalCode(level)}-${variant.variant}`,
+                        display: `${level}, variant ${variant.variant}`,
+                      },
+                    ],
+                  }
                 : {}),
               text:
                 [level, variant.data.PlanVariantMarketingName].filter(Boolean).join(': ') ||

@@ -3,7 +3,7 @@ import { countyArea } from '../coverage.js'
 import { EXTENSIONS, SYSTEMS } from '../vocabulary.js'
 import type { BuildContext } from './build.js'
 import { parseMoney } from './costs.js'
-import { generalCost, planMeta, planPeriod, planTypeConcept, programType, text } from './resource.js'
+import { generalCost, insurancePlanType, planMeta, planPeriod, text } from './resource.js'
 
 type Resource = Record<string, unknown>
 
@@ -174,7 +174,7 @@ export async function buildMaPlans(context: BuildContext): Promise<void> {
         },
       ],
       status: 'active',
-      type: [programType('ma'), planTypeConcept(types, snp ? `${words}, special needs plan` : words)],
+      type: [insurancePlanType('ma', types, snp ? `${words}, special needs plan` : words)],
       name: a.pbp_a_plan_name || l['Plan Name'] || id,
       period: planPeriod(year),
       ownedBy: { identifier: { system: SYSTEMS.maContract, value: contract }, display: organization },
@@ -190,6 +190,10 @@ export async function buildMaPlans(context: BuildContext): Promise<void> {
             ],
           }
         : {}),
+      // The plan files name no network; Plan-Net asks that a plan say it has one: named by what is known.
+      network: [
+        { display: `The provider network of Medicare Advantage plan ${id} (not named in the CMS files)` },
+      ],
       plan: [
         {
           ...(snp && a.pbp_a_special_need_plan_type

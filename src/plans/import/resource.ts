@@ -1,4 +1,4 @@
-import { EXTENSIONS, PROGRAM_NAMES, type Program, SYSTEMS } from '../vocabulary.js'
+import { EXTENSIONS, PLAN_NET_INSURANCE_PLAN, PROGRAM_NAMES, type Program, SYSTEMS } from '../vocabulary.js'
 import type { Cost, CostKind } from './costs.js'
 
 type Resource = Record<string, unknown>
@@ -11,6 +11,7 @@ type Resource = Record<string, unknown>
 /** Where a plan came from: `meta.source` names the release, its extensions the plan year and the files. */
 export function planMeta(release: string, year: number, files: readonly string[]): Resource {
   return {
+    profile: [PLAN_NET_INSURANCE_PLAN],
     source: `urn:svc:plan-release:${release}`,
     extension: [
       { url: EXTENSIONS.release, valueString: release },
@@ -20,16 +21,29 @@ export function planMeta(release: string, year: number, files: readonly string[]
   }
 }
 
-export const programType = (program: Program): Resource => ({
-  coding: [{ system: SYSTEMS.program, code: program, display: PROGRAM_NAMES[program] }],
-  text: PROGRAM_NAMES[program],
-})
+/** Plan-Net's product type of a plan: a qualified health plan, or Medicare Advantage (HMO or other). */
+function productType(program: Program, planTypes: readonly string[]) {
+  if (program === 'qhp') return { code: 'qhp', display: 'Qualified Health Plan' }
+  return planTypes.includes('HMO')
+    ? { code: 'mediadvhmo', display: 'Medicare Advantage HMO' }
+    : { code: 'mediadv', display: 'Medicare Advantage' }
+}
 
-export const planTypeConcept = (codes: readonly string[], text: string): Resource => ({
-  ...(codes.length > 0
-    ? { coding: codes.map((code) => ({ system: SYSTEMS.planType, code, display: code })) }
-    : {}),
-  text,
+/**
+ * A plan's one `type` (Plan-Net allows one): Plan-Net's product type, the program, and the plan types the
+ * files give (HMO, PPO, ...), with the files' words as text.
+ */
+export const insurancePlanType = (
+  program: Program,
+  planTypes: readonly string[],
+  words: string,
+): Resource => ({
+  coding: [
+    { system: SYSTEMS.productType, ...productType(program, planTypes) },
+    { system: SYSTEMS.program, code: program, display: PROGRAM_NAMES[program] },
+    ...planTypes.map((code) => ({ system: SYSTEMS.planType, code, display: code })),
+  ],
+  text: words ? `${PROGRAM_NAMES[program]}: ${words}` : PROGRAM_NAMES[program],
 })
 
 /** A plan year as its period: the year's first and last day unless the file says otherwise. */
