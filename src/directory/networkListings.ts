@@ -48,11 +48,12 @@ function listingOf(resource: Resource): Listing {
 export function networkListings(source: SearchSource, imported: () => boolean): NetworkListings {
   const all = async (type: string, values: SearchValues, signal: AbortSignal): Promise<SourcedResource[]> => {
     const found: SourcedResource[] = []
-    let page = await source.search(type, { values: { ...values, _count: PAGE } }, signal)
+    // Every page is read: no count is needed (locally it costs as much as the page).
+    let page = await source.search(type, { values: { ...values, _count: PAGE } }, signal, { total: false })
     for (let pages = 1; ; pages++) {
       found.push(...page.matches)
       if (page.next === undefined || pages === MAX_PAGES) return found
-      page = await source.search(type, { state: page.next }, signal)
+      page = await source.search(type, { state: page.next }, signal, { total: false })
     }
   }
   const ready = () => {

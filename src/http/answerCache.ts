@@ -1,4 +1,5 @@
 import { type DeflatedPart, deflatedPart, spliceableGzip, spliceGzip } from './gzipSplice.js'
+import { ONE_OFF_GZIP_LEVEL } from './middleware/compressWhenAccepted.js'
 
 /**
  * Answers kept for the next identical request. An endpoint opts in per response (`EndpointResponse.reuse`)
@@ -126,7 +127,9 @@ export class AnswerCache {
     const forms = this.#everKept.get(answer)
     if (forms) return this.#gzipOnce(answer, forms)
     if (answer.splicedFrom) return this.#gzipSpliced(answer.bytes, answer.splicedFrom)
-    return answer.bytes.length <= GZIP_ONCE_MAX_BYTES ? spliceableGzip(answer.bytes) : undefined
+    return answer.bytes.length <= GZIP_ONCE_MAX_BYTES
+      ? spliceableGzip(answer.bytes, ONE_OFF_GZIP_LEVEL)
+      : undefined
   }
 
   #gzipOnce(answer: PreparedAnswer, forms: Forms): Buffer | undefined {

@@ -1,5 +1,5 @@
 import { constants, crc32, deflateRawSync } from 'node:zlib'
-import { GZIP_OPTIONS } from './middleware/compressWhenAccepted.js'
+import { KEPT_GZIP_LEVEL } from './middleware/compressWhenAccepted.js'
 
 /**
  * Gzip made by splicing. Deflate data compressed on its own and ended by a sync flush refers to nothing
@@ -40,9 +40,12 @@ function stored(bytes: Buffer, into: Buffer[]): void {
   }
 }
 
-/** A gzip member of `bytes` whose compressed data can be spliced into another's (`deflatedPart`). */
-export function spliceableGzip(bytes: Buffer): Buffer {
-  const deflated = deflateRawSync(bytes, { ...GZIP_OPTIONS, finishFlush: constants.Z_SYNC_FLUSH })
+/**
+ * A gzip member of `bytes` whose compressed data can be spliced into another's (`deflatedPart`): members of
+ * any level splice, each being whole deflate blocks.
+ */
+export function spliceableGzip(bytes: Buffer, level = KEPT_GZIP_LEVEL): Buffer {
+  const deflated = deflateRawSync(bytes, { level, finishFlush: constants.Z_SYNC_FLUSH })
   return Buffer.concat([HEADER, deflated, FINAL, trailer(bytes)])
 }
 

@@ -23,11 +23,16 @@ export interface SearchPage {
 /** Where a search domain's answers come from: its imported release, or a remote FHIR server. */
 export interface SearchSource {
   read(type: string, id: string, signal: AbortSignal): Promise<SourcedResource | undefined>
-  /** A first page from checked parameters, or a later page from the state a cursor carried. */
+  /**
+   * A first page from checked parameters, or a later page from the state a cursor carried. `total: false`:
+   * the caller reads every page and needs no count (a domain asking on its own behalf); a source that counts
+   * anyway may still give one.
+   */
   search(
     type: string,
     request: { values: SearchValues } | { state: unknown },
     signal: AbortSignal,
+    options?: { total?: boolean },
   ): Promise<SearchPage>
 }
 
@@ -141,7 +146,12 @@ export class LocalSearch implements SearchSource {
     return this.reader.readOne(type, id)
   }
 
-  async search(type: string, request: { values: SearchValues } | { state: unknown }): Promise<SearchPage> {
+  async search(
+    type: string,
+    request: { values: SearchValues } | { state: unknown },
+    _signal?: AbortSignal,
+    options: { total?: boolean } = {},
+  ): Promise<SearchPage> {
     const search = this.#types.get(type)?.search
     if (!search) throw new Error(`${type} has no search`)
     return this.reader.snapshot(() => {
@@ -153,7 +163,8 @@ export class LocalSearch implements SearchSource {
       const criteria = criteriaOf(type, search, values)
       if (values._summary === 'count')
         return { matches: [], includes: [], total: this.reader.count(criteria) }
-      const total = search.total ? (state.t ?? this.reader.count(criteria)) : undefined
+      const total =
+        search.total && options.total !== false ? (state.t ?? this.reader.count(criteria)) : undefined
       const count =
         typeof values._count === 'number'
           ? values._count
