@@ -39,11 +39,10 @@ export default class Demo extends SvcCommand {
     } finally {
       db.close()
     }
-    await runServerUntilSignalled(
-      config,
-      (line) => this.log(line),
+    await runServerUntilSignalled(config, {
+      log: (line) => this.log(line),
       sync,
-      (baseUrl) => this.log(tryLines(baseUrl)),
-    )
+      onListening: (baseUrl) => this.log(tryLines(baseUrl)),
+    })
   }
 }

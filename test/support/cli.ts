@@ -44,7 +44,9 @@ export interface ServeProcess {
 /** Starts `svc serve` on a free loopback port and resolves once it says where it listens. */
 export function startServeProcess(env: Record<string, string>, args: string[] = []): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    // One process unless a test asks for workers: what most tests measure is one server.
+    const workers = args.includes('--workers') ? [] : ['--workers', '1']
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...workers, ...args], {
       env: { PATH: process.env.PATH ?? '', ...env },
     })
     let output = ''

@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Agent, request } from 'undici'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { oneLine, runCli, runCliJson, type ServeProcess, startServeProcess } from './support/cli.js'
+
+/** `svc serve --workers 2`: one listening address, two server processes, one store. */
+let dir: string
+let env: Record<string, string>
+let serve: ServeProcess
+let key: string
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-workers-'))
+  // Mid-minute, so that the per-minute limit below is counted within one minute.
+  env = { SVC_DB: join(dir, 'svc.db'), SVC_FAKE_NOW: '2026-11-21T10:00:20Z' }
+  await runCliJson(['orgs', 'create', 'acme'], env)
+  key = (await runCliJson<{ key: string }>(['keys', 'create', '--org', 'acme'], env)).key
+  serve = await startServeProcess(env, ['--workers', '2', '--sync-interval', '0'])
+}, 60_000)
+
+afterAll(async () => {
+  await serve?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** The worker processes of the primary, by pid. */
+const workers = () =>
+  execFileSync('ps', ['-o', 'pid=', '--ppid', String(serve.child.pid)], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => Number(line.trim()))
+    .filter((pid) => pid > 0)
+
+/** CPU time a process has used, in clock ticks (user + system). */
+const cpuTicks = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return Number(fields[11]) + Number(fields[12])
+}
+
+/** One request on a connection of its own: node:cluster hands each new connection to the next worker. */
+const ask = async (path = '/v1/scheduling/publishers') => {
+  const agent = new Agent({ pipelining: 0 })
+  try {
+    const response = await request(`${serve.url}${path}`, {
+      headers: { authorization: `Bearer ${key}` },
+      dispatcher: agent,
+    })
+    await response.body.dump()
+    return response.statusCode
+  } finally {
+    await agent.close()
+  }
+}
+
+describe('svc serve --workers', () => {
+  it('serves one address from every worker, and a plan limit stays exact across them', async () => {
+    expect(serve.output()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ .*2 worker processes/)
+    const pids = workers()
+    expect(pids).toHaveLength(2)
+    const before = pids.map(cpuTicks)
+    // Developer allows 60 requests a minute: 80 on fresh connections, spread over both workers.
+    const statuses: number[] = []
+    for (let batch = 0; batch < 8; batch++)
+      statuses.push(...(await Promise.all(Array.from({ length: 10 }, () => ask()))))
+    expect(statuses.filter((status) => status === 200)).toHaveLength(60)
+    expect(statuses.filter((status) => status === 429)).toHaveLength(20)
+    const after = pids.map(cpuTicks)
+    pids.forEach((_, index) => expect(after[index]).toBeGreaterThan(before[index] as number))
+  })
+
+  it('starts a worker again when one dies, and keeps answering', async () => {
+    const [victim] = workers()
+    process.kill(victim as number, 'SIGKILL')
+    await vi.waitFor(
+      () => {
+        const now = workers()
+        expect(now).toHaveLength(2)
+        expect(now).not.toContain(victim)
+      },
+      { timeout: 10_000, interval: 100 },
+    )
+    expect(serve.output()).toContain(`svc serve worker ${victim} ended (SIGKILL); starting another`)
+    expect(await ask('/openapi.json')).toBe(200)
+  })
+
+  it('closes every worker cleanly on SIGTERM and exits 0', async () => {
+    const second = await startServeProcess(env, ['--workers', '2', '--sync-interval', '0'])
+    const pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(second.child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((pid) => pid > 0)
+    expect(pids).toHaveLength(2)
+    const exited = new Promise<number | null>((resolve) => second.child.once('exit', resolve))
+    second.child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
+  })
+
+  it('fails with the reason when a worker cannot start (the port is taken)', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    const port = (taken.address() as { port: number }).port
+    try {
+      const result = await runCli(
+        ['serve', '--workers', '2', '--port', String(port), '--sync-interval', '0'],
+        env,
+      )
+      expect(result.code).toBe(2)
+      expect(oneLine(result.stderr)).toContain('An svc serve worker could not start')
+      expect(result.stderr).toContain('EADDRINUSE')
+    } finally {
+      taken.close()
+    }
+  })
+})
