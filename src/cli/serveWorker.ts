@@ -10,14 +10,25 @@ export type WorkerMessage = { kind: 'ready' } | { kind: 'listening'; baseUrl: st
 export type PrimaryMessage = { kind: 'config'; config: SerializedConfig } | { kind: 'stop' }
 export type SerializedConfig = Omit<Config, 'settings'> & { settings: [string, unknown][] }
 
-process.once('message', (message: PrimaryMessage) => {
-  if (message.kind !== 'config') return
+let stop: (() => void) | undefined
+let started = false
+process.on('message', (message: PrimaryMessage) => {
+  if (message.kind === 'stop') {
+    // Asked to stop before it serves (another worker failed to start): nothing to close.
+    if (stop) stop()
+    else if (!started) process.exit(0)
+    return
+  }
+  if (started) return
+  started = true
   const config: Config = { ...message.config, settings: new Map(message.config.settings) }
   runServerUntilSignalled(config, {
     log: () => undefined,
     onListening: (baseUrl, url) =>
       process.send?.({ kind: 'listening', baseUrl, url } satisfies WorkerMessage),
-    stopOn: (stop) => process.on('message', (next: PrimaryMessage) => next.kind === 'stop' && stop()),
+    stopOn: (resolve) => {
+      stop = resolve
+    },
   }).then(
     () => process.exit(0),
     (error: Error) => {

@@ -10,6 +10,8 @@ type Listening = Extract<WorkerMessage, { kind: 'listening' }>
 
 /** A worker that dies is started again after this long (a worker that cannot start fails the command). */
 const RESTART_DELAY_MS = 1000
+/** A worker asked to stop that has not closed after this long is killed. */
+const STOP_GRACE_MS = 15_000
 
 /**
  * `svc serve --workers <n>`: n server processes on one listening address (node:cluster hands each new
@@ -46,7 +48,8 @@ export async function runWorkers(
         )
       worker.once('exit', failed)
       worker.on('message', (said: WorkerMessage) => {
-        if (said.kind === 'ready') worker.send(message)
+        if (said.kind === 'ready')
+          worker.send(stopping ? ({ kind: 'stop' } satisfies PrimaryMessage) : message)
         if (said.kind !== 'listening') return
         worker.off('exit', failed)
         worker.once('exit', (code, signal) => {
@@ -69,7 +72,11 @@ export async function runWorkers(
         (worker) =>
           new Promise<void>((done) => {
             if (!worker || worker.isDead()) return done()
-            worker.once('exit', () => done())
+            const kill = setTimeout(() => worker.process.kill('SIGKILL'), STOP_GRACE_MS)
+            worker.once('exit', () => {
+              clearTimeout(kill)
+              done()
+            })
             if (worker.isConnected()) worker.send({ kind: 'stop' } satisfies PrimaryMessage)
           }),
       ),
