@@ -71,6 +71,24 @@ describe('svc serve --workers', () => {
     pids.forEach((_, index) => expect(after[index]).toBeGreaterThan(before[index] as number))
   })
 
+  it('shows every worker in svc top with its event-loop delay', async () => {
+    // SVC_FAKE_NOW fixes the servers' clock; top reads with the same one.
+    await vi.waitFor(
+      async () => {
+        const top = await runCliJson<{ servers: { pid: number; loopP99Ms: number; loopMaxMs: number }[] }>(
+          ['top'],
+          env,
+        )
+        expect(top.servers.map((server) => server.pid).sort()).toEqual(workers().sort())
+        for (const server of top.servers) {
+          expect(server.loopP99Ms).toBeGreaterThanOrEqual(0)
+          expect(server.loopMaxMs).toBeGreaterThanOrEqual(server.loopP99Ms)
+        }
+      },
+      { timeout: 10_000, interval: 250 },
+    )
+  })
+
   it('starts a worker again when one dies, and keeps answering', async () => {
     const [victim] = workers()
     process.kill(victim as number, 'SIGKILL')

@@ -68,7 +68,7 @@ export function createApp(options: AppOptions): App {
     answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
   }
   const usage = new UsageCounter(live, clock, options.usage)
-  const requestLog = new RequestLog(live.name, clock, options.requestLog)
+  const requestLog = new RequestLog(live.name, clock, { ...options.requestLog, watchEventLoop: true })
   const onInternalError =
     options.onInternalError ?? throttledErrorLog((line, error) => console.error(line, error), clock)
   const koa = new Koa<RequestState>()

@@ -2,6 +2,7 @@ import { usagePruneStatements } from '../accounts/usage.js'
 import type { Clock } from '../clock.js'
 import type { Store } from '../db/open.js'
 import { type RowsOp, type WriteOp, WriterThread } from '../db/writerThread.js'
+import { EventLoopWatch } from './eventLoop.js'
 
 export interface RequestRecord {
   requestId: string
@@ -35,6 +36,10 @@ const PRUNE = `DELETE FROM request_log WHERE rowid IN
 const TALLY = `INSERT INTO request_tallies (minute, status, path_class, count) VALUES (?, ?, ?, ?)
   ON CONFLICT (minute, status, path_class) DO UPDATE SET count = count + excluded.count`
 const PRUNE_TALLIES = 'DELETE FROM request_tallies WHERE minute < ?'
+const REPORT = `INSERT INTO server_processes (pid, started_at, seen_at, loop_p99_ms, loop_max_ms) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (pid) DO UPDATE SET started_at = excluded.started_at, seen_at = excluded.seen_at,
+    loop_p99_ms = excluded.loop_p99_ms, loop_max_ms = excluded.loop_max_ms`
+const LEAVE = 'DELETE FROM server_processes WHERE pid = ?'
 /** Rows kept a minute of the requests that are otherwise only counted: enough to see what they look like. */
 export const SAMPLED_A_MINUTE = 60
 /** A sampled row's path is cut to this, so that long paths cost no room either. */
@@ -152,18 +157,31 @@ export class RequestLog {
   #tallies = new Map<string, number>()
   #sampledMinute = -1
   #sampled = 0
+  /** A report of this process is due (each timed flush), or its row goes (stop). */
+  #report: 'due' | 'leave' | undefined
+  #loop: EventLoopWatch | undefined
   readonly #writer: WriterThread
 
   constructor(
     livePath: string,
     private readonly clock: Clock,
-    private readonly options: { flushEveryMs?: number; maxBuffered?: number; busyTimeoutMs?: number } = {},
+    private readonly options: {
+      flushEveryMs?: number
+      maxBuffered?: number
+      busyTimeoutMs?: number
+      /** Write this process's event-loop delay with each timed flush (server processes: svc top shows it). */
+      watchEventLoop?: boolean
+    } = {},
   ) {
     this.#writer = new WriterThread(livePath, { busyTimeoutMs: options.busyTimeoutMs })
   }
 
   start(): void {
-    this.#timer ??= setInterval(() => void this.flush(), this.options.flushEveryMs ?? 1000)
+    if (this.options.watchEventLoop) this.#loop ??= new EventLoopWatch(this.clock())
+    this.#timer ??= setInterval(() => {
+      if (this.#loop) this.#report = 'due'
+      void this.flush()
+    }, this.options.flushEveryMs ?? 1000)
     this.#timer.unref()
   }
 
@@ -209,7 +227,11 @@ export class RequestLog {
     let written = true
     while (
       written &&
-      (this.#batches.length > 0 || this.#filling || this.#pruning || this.#tallies.size > 0)
+      (this.#batches.length > 0 ||
+        this.#filling ||
+        this.#pruning ||
+        this.#tallies.size > 0 ||
+        this.#report !== undefined)
     ) {
       this.#writing = this.#writeBatch(now)
       try {
@@ -223,6 +245,11 @@ export class RequestLog {
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer)
     this.#timer = undefined
+    if (this.#loop) {
+      this.#loop.stop()
+      this.#loop = undefined
+      this.#report = 'leave'
+    }
     await this.flush()
     await this.#writer.close()
   }
@@ -245,6 +272,12 @@ export class RequestLog {
       const [minute, status, pathClass] = key.split('|')
       ops.push([2, [Number(minute), Number(status), pathClass, count]])
     }
+    const report = this.#report
+    this.#report = undefined
+    if (report === 'due' && this.#loop) {
+      const { pid, startedAt, loopP99Ms, loopMaxMs } = this.#loop.report()
+      ops.push([sql.push(REPORT) - 1, [pid, startedAt, now, loopP99Ms, loopMaxMs]])
+    } else if (report === 'leave') ops.push([sql.push(LEAVE) - 1, [process.pid]])
     const pruneAt = ops.length
     if (this.#pruning) {
       ops.push([sql.push(PRUNE) - 1, [now - RETENTION_MS]])
@@ -258,6 +291,7 @@ export class RequestLog {
       if (this.#pruning) this.#pruning = (changes[pruneAt] ?? 0) === PRUNE_CHUNK
       return true
     } catch {
+      this.#report ??= report
       // Counted again with whatever came since.
       for (const [key, count] of tallies) this.#tallies.set(key, (this.#tallies.get(key) ?? 0) + count)
       let kept = this.#batches.reduce((sum, kept) => sum + kept.count, this.#filling?.count ?? 0)

@@ -73,4 +73,16 @@ export const STATS_LIVE_STEPS: Migration[] = [
       PRIMARY KEY (minute, status, path_class)
     ) WITHOUT ROWID;`,
   },
+  {
+    name: 'server-processes',
+    // Each serving process (each worker of svc serve) says how it is doing, once a flush of its request log:
+    // svc top shows the processes seen lately. A process that closes removes its row.
+    sql: `CREATE TABLE server_processes (
+      pid INTEGER PRIMARY KEY,
+      started_at INTEGER NOT NULL,  -- ms since epoch
+      seen_at INTEGER NOT NULL,     -- ms since epoch: a row not seen again for a while is of a process gone
+      loop_p99_ms REAL NOT NULL,    -- event-loop delay since its previous report
+      loop_max_ms REAL NOT NULL
+    );`,
+  },
 ]

@@ -54,7 +54,15 @@ export interface TopSnapshot {
     org: string | null
   }[]
   publishers: PublisherStatus[]
+  /**
+   * The serving processes seen in the last few seconds (each worker of svc serve), with their event-loop
+   * delay since their previous report: how long a callback waited before the loop ran it.
+   */
+  servers: { pid: number; startedAt: string; loopP99Ms: number; loopMaxMs: number }[]
 }
+
+/** A serving process reports once a second; one not heard from for this long is gone. */
+const SERVER_SEEN_MS = 5000
 
 /** What `svc top` shows before the database exists, or while it has no tables yet. */
 export function emptySnapshot(
@@ -69,6 +77,7 @@ export function emptySnapshot(
     quota: [],
     recentErrors: [],
     publishers: [],
+    servers: [],
   }
 }
 
@@ -148,6 +157,7 @@ export class TopReader {
         org: slugOf(orgId),
       })),
       publishers: accounts.publishers,
+      servers: liveTables.has('server_processes') ? readServers(live, now) : [],
     }
   }
 
@@ -170,6 +180,17 @@ export class TopReader {
     }
     return this.#accounts.value
   }
+}
+
+function readServers(live: Db, now: number): TopSnapshot['servers'] {
+  return (
+    live
+      .statement(
+        `SELECT pid, started_at AS startedAt, loop_p99_ms AS loopP99Ms, loop_max_ms AS loopMaxMs
+         FROM server_processes WHERE seen_at >= ? ORDER BY pid`,
+      )
+      .all(now - SERVER_SEEN_MS) as { pid: number; startedAt: number; loopP99Ms: number; loopMaxMs: number }[]
+  ).map((row) => ({ ...row, startedAt: new Date(row.startedAt).toISOString() }))
 }
 
 function presentTables(db: Db): string[] {

@@ -126,9 +126,15 @@ export function LatencyGroups(props: TableProps) {
     0,
     'GROUP',
   )
+  const { servers } = props.snapshot
+  // The worst of the processes: a request waits on the loop of whichever process took its connection.
+  const loop =
+    servers.length === 0
+      ? ''
+      : `  · event loop p99 ${formatMs(Math.max(...servers.map((server) => server.loopP99Ms)))} (${servers.length} ${servers.length === 1 ? 'process' : 'processes'})`
   const title = overall
-    ? `Latency  p50 ${formatMs(overall.p50Ms)}  p95 ${formatMs(overall.p95Ms)}  p99 ${formatMs(overall.p99Ms)}`
-    : 'Latency'
+    ? `Latency  p50 ${formatMs(overall.p50Ms)}  p95 ${formatMs(overall.p95Ms)}  p99 ${formatMs(overall.p99Ms)}${loop}`
+    : `Latency${loop}`
   return (
     <Table
       title={title}
