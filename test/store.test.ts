@@ -55,6 +55,7 @@ describe('migrations', () => {
       'request_log',
       'request_tallies',
       'schema_steps',
+      'server_processes',
       'usage_counters',
       'usage_leases',
     ])
