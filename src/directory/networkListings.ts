@@ -99,7 +99,10 @@ export function networkListings(source: SearchSource, imported: () => boolean): 
       if (wanted.size === 0) return npis.map(() => [])
       return mapLimited(npis, CALL_CONCURRENCY, async (npi) => {
         const practitioners = await all('Practitioner', { identifier: npi }, signal)
-        const organizations = await all('Organization', { identifier: { code: npi } }, signal)
+        // An NPI names a person (type 1) or an organization (type 2), never both: a practitioner found
+        // spares the organization search.
+        const organizations =
+          practitioners.length > 0 ? [] : await all('Organization', { identifier: { code: npi } }, signal)
         const listings: Listing[] = []
         for (const id of idsOf(practitioners)) {
           for (const role of (await all('PractitionerRole', { practitioner: ref(id) }, signal)).map(

@@ -173,7 +173,10 @@ export class ReleaseReader {
    */
   snapshot<T>(read: () => T): T {
     this.#follow()
-    return this.db.transaction(read)()
+    // A release file never changes once live (a new release is a new file, attached only here, outside
+    // the reads): its reads agree without a transaction, whose BEGIN and COMMIT cost about what a small read
+    // does. The main file's tables (an old release, Questionnaires) can change between two statements.
+    return this.#attached !== null ? read() : this.db.transaction(read)()
   }
 
   /** One statement reads one state of the file already: no transaction around it (its BEGIN and COMMIT cost more than the read). */
