@@ -18,15 +18,16 @@ interface Field {
   type: string
 }
 
-export const kindOf = (value: unknown): JsonKind =>
+const kindOf = (value: unknown): JsonKind =>
   value === null ? 'null' : Array.isArray(value) ? 'array' : (typeof value as JsonKind)
 
 /**
  * The R4 type system as JSON sees it (src/fhir/r4JsonTypes.ts): per resource and data type, each element's
- * JSON kind and whether it repeats (choice elements spelled out, `valueString`, `valueBoolean`...). It checks a resource in one walk (a full validator
- * checks far more and is about 200 times slower): a value of another JSON type than R4's for its element (a
- * number where R4 has a string), a repeating element given once or the other way round, and an element R4
- * does not define. Primitive extensions (`_name`) are not walked.
+ * JSON kind and whether it repeats (choice elements spelled out, `valueString`, `valueBoolean`...). It
+ * checks a resource in one walk (a full validator checks far more and is about 200 times slower): a value
+ * of another JSON type than R4's for its element (a number where R4 has a string), a repeating element
+ * given once or the other way round, and an element R4 does not define. Primitive extensions (`_name`)
+ * are not walked.
  */
 export class R4Types {
   readonly #fields = new Map<string, Map<string, Field>>()

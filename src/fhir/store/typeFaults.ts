@@ -22,7 +22,7 @@ const NAMES: Record<JsonKind, [one: string, many: string]> = {
   null: ['a null', 'nulls'],
 }
 
-export function describeTypeFault(line: Omit<TypeFaultLine, 'text'>): string {
+function describeTypeFault(line: Omit<TypeFaultLine, 'text'>): string {
   const found =
     line.count === 1 ? `1 ${NAMES[line.found][1].replace(/s$/, '')}` : `${line.count} ${NAMES[line.found][1]}`
   const where = line.expected ? `where R4 has ${NAMES[line.expected][0]}` : 'in an element R4 does not define'

@@ -82,7 +82,7 @@ const RELATIONS: Record<
   contained_in: { property: 'contains', from: (t) => t === 'GPCK' || t === 'BPCK', to: (t) => DRUGS.has(t) },
 }
 
-export const RXNORM_PROPERTIES = [
+const RXNORM_PROPERTIES = [
   { code: 'TTY', type: 'code', description: 'RxNorm term type of the concept (IN, SCD, SBD, ...)' },
   { code: 'NDC', type: 'string', description: 'An NDC (11 digits) RxNorm links to the concept' },
   {
