@@ -11,9 +11,11 @@ export type PrimaryMessage = { kind: 'config'; config: SerializedConfig } | { ki
 export type SerializedConfig = Omit<Config, 'settings'> & { settings: [string, unknown][] }
 
 let stop: (() => void) | undefined
+let stopAsked = false
 let started = false
 process.on('message', (message: PrimaryMessage) => {
   if (message.kind === 'stop') {
+    stopAsked = true
     // Asked to stop before it serves (another worker failed to start): nothing to close.
     if (stop) stop()
     else if (!started) process.exit(0)
@@ -28,6 +30,8 @@ process.on('message', (message: PrimaryMessage) => {
       process.send?.({ kind: 'listening', baseUrl, url } satisfies WorkerMessage),
     stopOn: (resolve) => {
       stop = resolve
+      // A stop asked for while the server was starting is carried out once it can be.
+      if (stopAsked) resolve()
     },
   }).then(
     () => process.exit(0),

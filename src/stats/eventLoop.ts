@@ -19,8 +19,7 @@ const WINDOW_MS = 10_000
 
 /**
  * The event-loop delay of this process (perf_hooks.monitorEventLoopDelay), read per report over a window that
- * starts again every WINDOW_MS.
- * The histogram holds the time between samples, the sampling interval included: the delay is what exceeds it
+ * starts again every WINDOW_MS. The histogram holds the time between samples, the sampling interval included: the delay is what exceeds it
  * (as @fastify/under-pressure reads it), so an idle loop reads near 0 and a 50 ms block about 45-50 ms.
  */
 export class EventLoopWatch {

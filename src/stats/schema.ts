@@ -81,7 +81,7 @@ export const STATS_LIVE_STEPS: Migration[] = [
       pid INTEGER PRIMARY KEY,
       started_at INTEGER NOT NULL,  -- ms since epoch
       seen_at INTEGER NOT NULL,     -- ms since epoch: a row not seen again for a while is of a process gone
-      loop_p99_ms REAL NOT NULL,    -- event-loop delay since its previous report
+      loop_p99_ms REAL NOT NULL,    -- event-loop delay over its last 10 to 20 s (src/stats/eventLoop.ts)
       loop_max_ms REAL NOT NULL
     );`,
   },

@@ -56,7 +56,7 @@ export interface TopSnapshot {
   publishers: PublisherStatus[]
   /**
    * The serving processes seen in the last few seconds (each worker of svc serve), with their event-loop
-   * delay since their previous report: how long a callback waited before the loop ran it.
+   * delay over their last 10 to 20 s: how long a callback waited before the loop ran it.
    */
   servers: { pid: number; startedAt: string; loopP99Ms: number; loopMaxMs: number }[]
 }

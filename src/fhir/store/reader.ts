@@ -179,7 +179,7 @@ export class ReleaseReader {
     return this.#attached !== null ? read() : this.db.transaction(read)()
   }
 
-  /** One statement reads one state of the file already: no transaction around it (its BEGIN and COMMIT cost more than the read). */
+  /** One statement reads one state of the file already: no transaction around it, main file or release. */
   readOne(type: string, id: string): StoredJson | undefined {
     this.#follow()
     return this.read(type, id)

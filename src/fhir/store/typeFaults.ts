@@ -13,19 +13,13 @@ export interface TypeFaultLine {
   text: string
 }
 
-const NAMES: Record<JsonKind, [one: string, many: string]> = {
-  string: ['a string', 'strings'],
-  number: ['a number', 'numbers'],
-  boolean: ['a boolean', 'booleans'],
-  object: ['an object', 'objects'],
-  array: ['an array', 'arrays'],
-  null: ['a null', 'nulls'],
-}
+const withArticle = (kind: JsonKind) => `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`
 
 function describeTypeFault(line: Omit<TypeFaultLine, 'text'>): string {
-  const found =
-    line.count === 1 ? `1 ${NAMES[line.found][1].replace(/s$/, '')}` : `${line.count} ${NAMES[line.found][1]}`
-  const where = line.expected ? `where R4 has ${NAMES[line.expected][0]}` : 'in an element R4 does not define'
+  const found = `${line.count} ${line.found}${line.count === 1 ? '' : 's'}`
+  const where = line.expected
+    ? `where R4 has ${withArticle(line.expected)}`
+    : 'in an element R4 does not define'
   return `${line.path}: ${found} ${where}; first at ${line.first}`
 }
 

@@ -195,9 +195,10 @@ async function readRxNormFolder(
   release: string | undefined,
   limits: IngestLimits,
 ) {
+  const entries = readdirSync(folder)
   const file = (name: string): RrfFile | undefined => {
     const found = rrfIn(
-      readdirSync(folder).map((entry) => ({ name: entry })),
+      entries.map((entry) => ({ name: entry })),
       name,
     )
     if (!found) return undefined
@@ -210,7 +211,7 @@ async function readRxNormFolder(
     rel: file('RXNREL.RRF'),
     sat: file('RXNSAT.RRF'),
   }
-  await readRxNormFiles(units, files, [folder, ...readdirSync(folder)], release, limits)
+  await readRxNormFiles(units, files, [folder, ...entries], release, limits)
 }
 
 async function readRxNormZip(units: Units, path: string, release: string | undefined, limits: IngestLimits) {
