@@ -183,7 +183,7 @@ function withUrls(config: Config, base?: string, docs?: string, dashboard?: stri
     ...config,
     baseUrl,
     docsUrl: trimSlash(docs ?? `${baseUrl}/docs`),
-    dashboardUrl: trimSlash(dashboard ?? baseUrl),
+    dashboardUrl: trimSlash(dashboard ?? `${baseUrl}/dashboard`),
   }
 }
 
@@ -191,7 +191,7 @@ function withUrls(config: Config, base?: string, docs?: string, dashboard?: stri
 export function withBoundPort(config: Config, port: number): Config {
   if (!config.urlsDerived || port === config.port) return { ...config, port }
   const derivedDocs = config.docsUrl === `${config.baseUrl}/docs`
-  const derivedDashboard = config.dashboardUrl === config.baseUrl
+  const derivedDashboard = config.dashboardUrl === `${config.baseUrl}/dashboard`
   return withUrls(
     { ...config, port },
     undefined,

@@ -25,7 +25,7 @@ function importsOf(file: string): string[] {
 
 /** Domains that serve requests of their own; accounts and stats are the request path's own parts. */
 const SERVICE_DOMAINS = DOMAINS.filter((domain) => domain.serving !== undefined).map((domain) => domain.name)
-const SHARED = ['api', 'db', 'fhir', 'geo', 'http', 'ingest', 'upstream', 'cli', 'docs']
+const SHARED = ['api', 'db', 'fhir', 'geo', 'http', 'ingest', 'upstream', 'cli', 'docs', 'dashboard']
 
 describe('the house', () => {
   it('lists each domain once, by the name of its folder', () => {

@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { timeOrderedUuid } from '../src/http/middleware/requestContext.js'
+import { API_VERSION } from '../src/version.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
 let t: TestServer
@@ -264,7 +265,7 @@ describe('strict parameters', () => {
 describe('/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document listing every registered endpoint', async () => {
     const response = await t.get('/openapi.json')
-    expect(response.json.info.version).toBe('1.0.0-preview.4')
+    expect(response.json.info.version).toBe(API_VERSION)
     const validator = new Validator()
     const result = await validator.validate(response.json)
     expect(result.errors ?? []).toEqual([])

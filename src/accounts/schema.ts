@@ -67,6 +67,18 @@ export const ACCOUNTS_STEPS: Migration[] = [
       ALTER TABLE main.api_keys DROP COLUMN last_used_at;
     `,
   },
+  {
+    name: 'operators',
+    // The people who may sign in to the dashboard (src/dashboard); created with `svc operators create`.
+    sql: `
+      CREATE TABLE operators (
+        id INTEGER PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        password_hash TEXT NOT NULL,  -- scrypt$<N>$<r>$<p>$<salt>$<hash> (src/accounts/passwords.ts)
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
 ]
 
 /** The live database's accounts tables. */
@@ -104,6 +116,29 @@ export const ACCOUNTS_LIVE_STEPS: Migration[] = [
         units INTEGER NOT NULL,
         PRIMARY KEY (org_id, period, holder)
       ) WITHOUT ROWID;
+    `,
+  },
+  {
+    name: 'operator-sessions',
+    sql: `
+      -- A signed-in dashboard session: the cookie's token is known only to the browser; this row holds its
+      -- SHA-256. flash: a one-time message sealed with a key derived from that token (src/accounts/sessions.ts).
+      CREATE TABLE operator_sessions (
+        token_sha256 TEXT PRIMARY KEY,
+        operator_id INTEGER NOT NULL,
+        csrf TEXT NOT NULL,
+        created_at INTEGER NOT NULL,  -- ms since epoch
+        seen_at INTEGER NOT NULL,
+        flash BLOB
+      ) WITHOUT ROWID;
+      CREATE INDEX operator_sessions_operator ON operator_sessions(operator_id);
+
+      -- Failed sign-ins, by account (account:<email>) and by client address (address:<ip>), for throttling.
+      CREATE TABLE signin_failures (
+        scope TEXT NOT NULL,
+        at INTEGER NOT NULL
+      );
+      CREATE INDEX signin_failures_scope ON signin_failures(scope, at);
     `,
   },
 ]

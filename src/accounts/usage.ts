@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
-import Database from 'better-sqlite3'
 import type { Clock } from '../clock.js'
+import { isBusy, whenFree } from '../db/busy.js'
 import type { Db } from '../db/open.js'
 import { LIMITS_IN_FORCE_FROM, type Plan } from './plans.js'
 
@@ -47,9 +46,6 @@ export function limitReached(
   }
   return undefined
 }
-
-const isBusy = (error: unknown) =>
-  error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
 
 /** Most units one lease takes: bounds what a process holds unused, and what a crash strands. */
 export const MAX_LEASE = 256
@@ -250,17 +246,8 @@ export class UsageCounter {
     }
   }
 
-  /** Runs `write` once the live file's lock is free, retrying with short waits up to `busyTimeoutMs`. */
-  async #whenFree<T>(write: () => T): Promise<T> {
-    const deadline = Date.now() + (this.options.busyTimeoutMs ?? 5000)
-    for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 25)) {
-      await sleep(waitMs)
-      try {
-        return write()
-      } catch (error) {
-        if (!isBusy(error) || Date.now() >= deadline) throw error
-      }
-    }
+  #whenFree<T>(write: () => T): Promise<T> {
+    return whenFree(write, this.options.busyTimeoutMs ?? 5000)
   }
 
   /** Writes every lease's used units into the counters and returns the unused ones. */

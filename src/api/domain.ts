@@ -28,8 +28,23 @@ export interface DomainModule {
   readonly checkConfig?: (config: Config) => void
   /** What the domain serves, loaded on demand. */
   readonly serving?: () => Promise<DomainServing>
+  /** The data sets it holds now (releases, code systems), as the dashboard's Data page lists them: plain SQL. */
+  readonly dataSets?: (db: Db) => DataSet[]
   /** Loads the domain's share of the bundled demo data into a store; returns what to tell the user. */
   readonly demo?: (context: DemoContext) => Promise<string[]>
+}
+
+/** One imported data set: what it is, where it came from, when, and how much it holds. */
+export interface DataSet {
+  /** The domain's word for it: `directory`, `code system`, `plans`, `questionnaires`. */
+  kind: string
+  /** Which one: a release number, a code system and version, a program and plan year. */
+  name: string
+  /** The files or addresses it was imported from. */
+  source: string
+  importedAt: string | null
+  /** What it holds, in words ("12,400 resources: 9,000 Practitioner, …"). */
+  holds: string
 }
 
 /** What every domain's per-app state is made from: one per server (per app), never module-level. */

@@ -15,6 +15,8 @@ import { MAX_CONNECTIONS } from '../http/settings.js'
 import type { Routes } from '../http/routes.js'
 import { type UpstreamTuning, upstreamTuning } from '../upstream/client.js'
 import { UPSTREAM_DEADLINE_S } from '../upstream/settings.js'
+import { webPages } from '../dashboard/middleware.js'
+import { dashboardDeps } from './dashboard.js'
 import { DOMAINS } from './domains.js'
 import { openStore } from './store.js'
 
@@ -108,6 +110,7 @@ export async function startServer(
     batchBudgetMs: options.batchBudgetMs,
     bodyTimeoutMs: options.bodyTimeoutMs,
     upstreamDeadlineMs: (settingOf(effective, UPSTREAM_DEADLINE_S) ?? 30) * 1000,
+    pages: webPages(dashboardDeps({ db, live }, effective, clock, (line) => console.error(line))),
   })
   app.requestLog.start()
   app.usage.start()

@@ -1,4 +1,5 @@
 import type { DomainModule } from '../api/domain.js'
+import { directoryDataSets } from './dataSets.js'
 import { DIRECTORY_STEPS } from './schema.js'
 import { checkDirectoryConfig, DIRECTORY_SETTINGS } from './settings.js'
 
@@ -8,6 +9,7 @@ export const directory: DomainModule = {
   steps: DIRECTORY_STEPS,
   settings: DIRECTORY_SETTINGS,
   checkConfig: checkDirectoryConfig,
+  dataSets: directoryDataSets,
   serving: async () => (await import('./serving.js')).directoryServing,
   demo: async (context) => (await import('./demo.js')).directoryDemo(context),
 }

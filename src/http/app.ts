@@ -39,6 +39,8 @@ export interface AppOptions {
   upstreamDeadlineMs?: number
   /** How long a request body may take to arrive whole; 30 s unless a test shortens it. */
   bodyTimeoutMs?: number
+  /** Pages that are not API endpoints (the dashboard, its files), answered before the key check. */
+  pages?: Koa.Middleware<RequestState>
 }
 
 export interface App {
@@ -89,6 +91,7 @@ export function createApp(options: AppOptions): App {
       onInternalError,
     }),
   )
+  if (options.pages) koa.use(options.pages)
   koa.use(authenticate({ realm: new URL(config.baseUrl).host, lookup: keyOwnerLookup(db) }))
   koa.use(enforceLimits({ usage, clock, dashboardUrl: config.dashboardUrl }))
   koa.use(negotiate())

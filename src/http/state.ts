@@ -16,4 +16,6 @@ export interface RequestState {
   endpoint?: Endpoint
   owner?: KeyOwner
   reservation?: Reservation
+  /** Not an API request (the dashboard, its files): kept out of the request log and svc top. */
+  unlogged?: boolean
 }

@@ -1,4 +1,5 @@
 import type { DomainModule } from '../api/domain.js'
+import { questionnaireDataSets } from './dataSets.js'
 import { settingOf } from '../config.js'
 import { checkCredentialsTransport } from '../upstream/settings.js'
 import { QUESTIONNAIRE_STEPS } from './schema.js'
@@ -13,6 +14,7 @@ export const questionnaires: DomainModule = {
     for (const address of settingOf(config, QUESTIONNAIRE_SOURCES) ?? [])
       checkCredentialsTransport(addressUrl(address), QUESTIONNAIRE_SOURCES.env, false)
   },
+  dataSets: questionnaireDataSets,
   serving: async () => (await import('./serving.js')).questionnairesServing,
   demo: async (context) => (await import('./demo.js')).questionnairesDemo(context),
 }

@@ -36,6 +36,10 @@ const PRUNE = `DELETE FROM request_log WHERE rowid IN
 const TALLY = `INSERT INTO request_tallies (minute, status, path_class, count) VALUES (?, ?, ?, ?)
   ON CONFLICT (minute, status, path_class) DO UPDATE SET count = count + excluded.count`
 const PRUNE_TALLIES = 'DELETE FROM request_tallies WHERE minute < ?'
+const HOURS = `INSERT INTO request_hours (hour, org_id, requests, limited, failed) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (hour, org_id) DO UPDATE SET requests = requests + excluded.requests,
+    limited = limited + excluded.limited, failed = failed + excluded.failed`
+const PRUNE_HOURS = 'DELETE FROM request_hours WHERE hour < ?'
 const REPORT = `INSERT INTO server_processes (pid, started_at, seen_at, loop_p99_ms, loop_max_ms) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (pid) DO UPDATE SET started_at = excluded.started_at, seen_at = excluded.seen_at,
     loop_p99_ms = excluded.loop_p99_ms, loop_max_ms = excluded.loop_max_ms`
@@ -54,6 +58,8 @@ class RecordColumns {
   readonly #status: Float64Array
   readonly #durationMs: Float64Array
   readonly #bytes: Float64Array
+  /** 0 for a refused request kept as a sample: it is counted in request_tallies, not in request_hours. */
+  readonly #counted: Uint8Array
   // Key, method, path, route and group repeat from request to request: each distinct one is listed once.
   readonly #words: string[] = []
   readonly #codeOf = new Map<string, number>()
@@ -69,6 +75,7 @@ class RecordColumns {
     this.#status = new Float64Array(capacity)
     this.#durationMs = new Float64Array(capacity)
     this.#bytes = new Float64Array(capacity)
+    this.#counted = new Uint8Array(capacity)
     this.#keyId = new Int32Array(capacity)
     this.#method = new Int32Array(capacity)
     this.#path = new Int32Array(capacity)
@@ -80,8 +87,9 @@ class RecordColumns {
     return this.count === this.capacity
   }
 
-  add(record: RequestRecord): void {
+  add(record: RequestRecord, counted: boolean): void {
     const row = this.count++
+    this.#counted[row] = counted ? 1 : 0
     this.#requestIds.push(record.requestId)
     this.#at[row] = record.at
     this.#orgId[row] = record.orgId ?? Number.NaN
@@ -116,6 +124,24 @@ class RecordColumns {
         this.#bytes.slice(0, count),
       ],
     }
+  }
+
+  /** The batch's requests per clock hour and organization: [hour, org id or 0, requests, 429s, 5xxs]. */
+  hours(): [number, number, number, number, number][] {
+    const tallies = new Map<string, [number, number, number, number, number]>()
+    for (let row = 0; row < this.count; row++) {
+      if (this.#counted[row] === 0) continue
+      const hour = Math.floor((this.#at[row] as number) / 3_600_000)
+      const org = Number.isNaN(this.#orgId[row]) ? 0 : (this.#orgId[row] as number)
+      const key = `${hour} ${org}`
+      let tally = tallies.get(key)
+      if (!tally) tallies.set(key, (tally = [hour, org, 0, 0, 0]))
+      const status = this.#status[row] as number
+      tally[2]++
+      if (status === 429) tally[3]++
+      else if (status >= 500) tally[4]++
+    }
+    return [...tallies.values()]
   }
 
   /** Each key seen with the time of its latest request. */
@@ -185,9 +211,9 @@ export class RequestLog {
     this.#timer.unref()
   }
 
-  record(record: RequestRecord): void {
+  record(record: RequestRecord, counted = true): void {
     const filling = (this.#filling ??= new RecordColumns(this.options.maxBuffered ?? 500))
-    filling.add(record)
+    filling.add(record, counted)
     if (filling.full) {
       this.#batches.push(filling)
       this.#filling = undefined
@@ -209,7 +235,7 @@ export class RequestLog {
       this.#sampled = 0
     }
     if (this.#sampled++ < SAMPLED_A_MINUTE)
-      this.record({ ...record, path: record.path.slice(0, SAMPLED_PATH_BYTES) })
+      this.record({ ...record, path: record.path.slice(0, SAMPLED_PATH_BYTES) }, false)
   }
 
   /**
@@ -261,10 +287,11 @@ export class RequestLog {
       this.#filling = undefined
     }
     const batch = this.#batches[0]
-    const sql = [INSERT, TOUCH_KEY, TALLY]
+    const sql = [INSERT, TOUCH_KEY, TALLY, HOURS]
     const ops: WriteOp[] = []
     if (batch) {
       for (const [keyId, at] of batch.lastUse()) ops.push([1, [keyId, new Date(at).toISOString()]])
+      for (const hour of batch.hours()) ops.push([3, hour])
     }
     const tallies = this.#tallies
     this.#tallies = new Map()
@@ -282,6 +309,7 @@ export class RequestLog {
     if (this.#pruning) {
       ops.push([sql.push(PRUNE) - 1, [now - RETENTION_MS]])
       ops.push([sql.push(PRUNE_TALLIES) - 1, [Math.floor((now - RETENTION_MS) / 60_000)]])
+      ops.push([sql.push(PRUNE_HOURS) - 1, [Math.floor((now - RETENTION_MS) / 3_600_000)]])
       for (const [statement, params] of usagePruneStatements(now)) ops.push([sql.push(statement) - 1, params])
     }
     try {

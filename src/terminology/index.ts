@@ -1,4 +1,5 @@
 import type { DomainModule } from '../api/domain.js'
+import { terminologyDataSets } from './dataSets.js'
 import { TERMINOLOGY_STEPS } from './schema.js'
 import { settingOf } from '../config.js'
 import { checkCredentialsTransport } from '../upstream/settings.js'
@@ -13,6 +14,7 @@ export const terminology: DomainModule = {
     for (const url of Object.values(settingOf(config, TERMINOLOGY_SOURCES) ?? {}))
       checkCredentialsTransport(url, TERMINOLOGY_SOURCES.env, false)
   },
+  dataSets: terminologyDataSets,
   serving: async () => (await import('./serving.js')).terminologyServing,
   demo: async (context) => (await import('./demo.js')).terminologyDemo(context),
 }

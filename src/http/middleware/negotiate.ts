@@ -54,10 +54,12 @@ export function formatOf(querystring: string): string | null {
  * Picks the response media type from `_format` (FHIR base only) or Accept; 406 when neither admits JSON.
  * Runs after the key check: a caller without a key learns it needs one before anything else.
  */
+const isHtmlPage = (path: string) => path === '/' || path === '/docs' || path.startsWith('/docs/')
+
 export function negotiate(): Middleware<RequestState> {
   return (ctx, next) => {
     // Human documentation pages are HTML; browsers' Accept headers must not be refused there.
-    if (ctx.state.base === 'open' && ctx.request.path.startsWith('/docs/')) return next()
+    if (ctx.state.base === 'open' && isHtmlPage(ctx.request.path)) return next()
     const fhir = ctx.state.base === 'fhir'
     const offers = fhir ? FHIR_OFFERS : API_OFFERS
     const format = fhir ? formatOf(ctx.request.querystring) : null

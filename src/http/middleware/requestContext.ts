@@ -57,6 +57,7 @@ export function requestContext(deps: {
 
     // `on`, not `once`: a response closes once, and `once` would wrap the listener for every request.
     ctx.res.on('close', () => {
+      if (ctx.state.unlogged) return
       const { method, path } = ctx.request
       const endpoint = ctx.state.endpoint ?? deps.endpointOf(method === 'HEAD' ? 'GET' : method, path)
       const status = ctx.response.status

@@ -18,17 +18,7 @@ export function startSyncSchedule(options: {
   let running: ChildProcess | undefined
   const run = () => {
     if (running) return // the previous sync is still going: skip this tick rather than pile up
-    const [executable, ...args] = options.command
-    const child = spawn(executable as string, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    running = child
-    let output = ''
-    child.stdout?.on('data', (chunk) => (output += chunk))
-    child.stderr?.on('data', (chunk) => (output += chunk))
-    child.on('error', (error) => options.log(`publisher sync could not start: ${error.message}`))
-    child.on('close', (code) => {
-      running = undefined
-      if (code !== 0) options.log(`publisher sync exited ${code}:\n${output.trim()}`)
-    })
+    running = runSync(options.command, options.log, () => (running = undefined))
   }
   run()
   const timer = setInterval(run, options.intervalMs)
@@ -44,4 +34,26 @@ export function startSyncSchedule(options: {
       })
     },
   }
+}
+
+/**
+ * Runs one `svc import publishers` child (argv in `command`); what it printed reaches `log` only when it
+ * fails. Also how the dashboard's *Sync now* runs a publisher's sync.
+ */
+export function runSync(
+  command: readonly string[],
+  log: (line: string) => void,
+  onClose?: () => void,
+): ChildProcess {
+  const [executable, ...args] = command
+  const child = spawn(executable as string, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout?.on('data', (chunk) => (output += chunk))
+  child.stderr?.on('data', (chunk) => (output += chunk))
+  child.on('error', (error) => log(`publisher sync could not start: ${error.message}`))
+  child.on('close', (code) => {
+    onClose?.()
+    if (code !== 0) log(`publisher sync exited ${code}:\n${output.trim()}`)
+  })
+  return child
 }

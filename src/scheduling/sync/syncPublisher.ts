@@ -59,6 +59,18 @@ type Json = Record<string, unknown>
 const displayName = (url: URL) => (url.protocol === 'file:' ? fileURLToPath(url) : url.href)
 
 /** Claims the publisher's fetch slot for this minute; false when someone fetched it less than a minute ago. */
+const FETCHED_LATELY = 'fetched less than a minute ago; a publisher is fetched at most once a minute'
+
+/** Why a fetch of the publisher now would be refused (the once-a-minute rule), or undefined when it would not. */
+export function fetchRefusal(db: Db, slug: string, now: number): string | undefined {
+  const last = db.prepare('SELECT last_fetch_at FROM publishers WHERE slug = ?').pluck().get(slug) as
+    number | null | undefined
+  if (last === undefined) return `no publisher "${slug}"`
+  if (last === null || last <= now - MIN_FETCH_INTERVAL_MS) return undefined
+  const seconds = Math.ceil((last + MIN_FETCH_INTERVAL_MS - now) / 1000)
+  return `${FETCHED_LATELY}: try again in ${seconds} s`
+}
+
 function claimFetch(db: Db, slug: string, now: number): boolean {
   return (
     db
@@ -143,7 +155,7 @@ export async function syncPublisher(db: Db, slug: string, options: SyncOptions):
   }
   if (!publisher) return finish('failed', `no publisher "${slug}"`)
   if (!claimFetch(db, slug, started)) {
-    return finish('skipped', 'fetched less than a minute ago; a publisher is fetched at most once a minute')
+    return finish('skipped', FETCHED_LATELY)
   }
   try {
     const state = db
