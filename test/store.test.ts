@@ -52,10 +52,13 @@ describe('migrations', () => {
     expect(tableNames(store.db)).not.toContain('request_log')
     expect(tableNames(store.live)).toEqual([
       'key_last_used',
+      'operator_sessions',
+      'request_hours',
       'request_log',
       'request_tallies',
       'schema_steps',
       'server_processes',
+      'signin_failures',
       'usage_counters',
       'usage_leases',
     ])
