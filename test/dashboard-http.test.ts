@@ -155,6 +155,44 @@ describe('dashboard sessions', () => {
   })
 })
 
+describe('the request list', () => {
+  it('filters by status, key and path, pages newest first, and names every fault', async () => {
+    t = await startTestServer()
+    const { cookie } = await signedIn(t)
+    expect((await t.get('/v1/scheduling/publishers', bearer(t.key))).status).toBe(200)
+    expect((await t.get('/v1/scheduling/slots?nonsense=1', bearer(t.key))).status).toBe(400)
+    await t.server.flush()
+    const listed = (page: TestResponse) =>
+      [...page.text.matchAll(/<td class="wrap">GET ([^<]+)<\/td>/g)].map((m) => m[1])
+    expect(listed(await t.get('/dashboard/requests?status=4xx', { cookie }))).toEqual([
+      '/v1/scheduling/slots',
+    ])
+    expect(listed(await t.get('/dashboard/requests?status=200&path=%2Fv1%2Fscheduling', { cookie }))).toEqual(
+      ['/v1/scheduling/publishers'],
+    )
+    const acmeKey = t.server.db.prepare('SELECT id FROM api_keys').pluck().get() as string
+    expect(listed(await t.get(`/dashboard/requests?key=${acmeKey}`, { cookie }))).toHaveLength(2)
+    const faulty = await t.get('/dashboard/requests?status=abc&key=key_nope&from=yesterday', { cookie })
+    expect(faulty.status).toBe(400)
+    for (const fault of ['Status is a class', 'No key key_nope', 'From is not a date'])
+      expect(faulty.text).toContain(fault)
+
+    const insert = t.server.live.prepare(
+      `INSERT INTO request_log (request_id, at, org_id, key_id, method, path, route, status, duration_ms, bytes)
+       VALUES (?, ?, 1, NULL, 'GET', ?, NULL, 200, 1, 10)`,
+    )
+    for (let i = 0; i < 120; i++) insert.run(`seeded-${i}`, t.now() - 60_000 - i * 1000, `/v1/seeded/${i}`)
+    const seen: string[] = []
+    let next: string | undefined = '/dashboard/requests?path=%2Fv1%2Fseeded'
+    while (next) {
+      const page = await t.get(next, { cookie })
+      seen.push(...(listed(page) as string[]))
+      next = /href="([^"]+)" rel="next"/.exec(page.text)?.[1]?.replaceAll('&amp;', '&')
+    }
+    expect(seen).toEqual(Array.from({ length: 120 }, (_, i) => `/v1/seeded/${i}`))
+  })
+})
+
 describe('operators from the CLI', () => {
   const withStdin = (args: string[], input: string) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {

@@ -65,6 +65,11 @@ export function listKeys(store: Pick<Store, 'db' | 'live'>, org?: string): ApiKe
   return rows
 }
 
+/** The organization a key belongs to (revoked or not), by the key's id. */
+export function keyOrgId(db: Db, keyId: string): number | undefined {
+  return db.statement('SELECT org_id FROM api_keys WHERE id = ?').pluck().get(keyId) as number | undefined
+}
+
 export function revokeKey(
   store: Pick<Store, 'db' | 'live'>,
   id: string,

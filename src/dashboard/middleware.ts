@@ -31,6 +31,10 @@ export function webPages(deps: DashboardDeps): Middleware<RequestState> {
       // Operators' own pages are not API traffic: they are left out of the request log and svc top.
       ctx.state.unlogged = true
       ctx.set(DASHBOARD_HEADERS)
+      // React loads its development build (several times slower, with checks meant for a developer's
+      // console) unless NODE_ENV says production when it is first imported: pages are always rendered
+      // with the production build unless the operator asked otherwise.
+      process.env.NODE_ENV ??= 'production'
       pages ??= import('./pages.js').then((module) => module.dashboardPages(deps))
       return (await pages)(ctx as unknown as Context)
     }

@@ -1,7 +1,7 @@
 import type { Context } from 'koa'
 import type { ReactElement } from 'react'
 import { renderToStaticMarkup } from 'react-dom/server'
-import { createKey, listKeys, revokeKey } from '../accounts/keys.js'
+import { createKey, keyOrgId, listKeys, revokeKey } from '../accounts/keys.js'
 import { operatorById, operatorCredentials, hasOperators } from '../accounts/operators.js'
 import {
   createOrganization,
@@ -27,7 +27,14 @@ import {
 } from '../accounts/signInThrottle.js'
 import { writeWhenFree } from '../db/busy.js'
 import { findRequest } from '../stats/requestLog.js'
-import { bucketed, requestsByHour, searchRequests, statusBounds } from '../stats/requestSearch.js'
+import {
+  bucketed,
+  HourlyTotals,
+  hourOf,
+  requestsByHour,
+  searchRequests,
+  statusBounds,
+} from '../stats/requestSearch.js'
 import { TopReader } from '../stats/topSnapshot.js'
 import { UserError } from '../userError.js'
 import { readForm } from './forms.js'
@@ -85,6 +92,7 @@ const slugOf = (match: RegExpExecArray, index = 1) => decodeURIComponent(match[i
 export function dashboardPages(deps: DashboardDeps) {
   const { db, live, config, clock } = deps
   const top = new TopReader({ main: db, live })
+  const hourly = new HourlyTotals(live)
   let liveCache: { at: number; figures: LiveFigures } | undefined
   const secure = config.dashboardUrl.startsWith('https:')
 
@@ -138,7 +146,7 @@ export function dashboardPages(deps: DashboardDeps) {
         const weekAgo = now - 7 * DAY_MS + HOUR_MS
         const monthAgo = now - 30 * DAY_MS + DAY_MS
         const dayStart = Math.floor(monthAgo / DAY_MS) * DAY_MS
-        const tallies = requestsByHour(live, dayStart)
+        const tallies = hourly.read(dayStart, now)
         send(
           ctx,
           <OverviewPage
@@ -210,7 +218,12 @@ export function dashboardPages(deps: DashboardDeps) {
             plans={listPlans(db)}
             keys={listKeys({ db, live }, org.slug)}
             created={flash.created}
-            days={bucketed(requestsByHour(live, monthStart, org.id), monthStart, days, 24)}
+            days={bucketed(
+              requestsByHour(live, hourOf(monthStart), hourOf(now) + 1, org.id),
+              monthStart,
+              days,
+              24,
+            )}
           />,
         )
       },
@@ -276,6 +289,11 @@ export function dashboardPages(deps: DashboardDeps) {
         const faults: string[] = []
         const org = query.org ? orgs.find((candidate) => candidate.slug === query.org) : undefined
         if (query.org && !org) faults.push(`No organization ${query.org}.`)
+        // A key belongs to one organization: its requests are found through the organization's index.
+        const keyOrg = query.key ? keyOrgId(db, query.key) : undefined
+        if (query.key && keyOrg === undefined) faults.push(`No key ${query.key}.`)
+        if (org && keyOrg !== undefined && keyOrg !== org.id)
+          faults.push(`Key ${query.key} is not ${org.slug}'s.`)
         if (query.status && !statusBounds(query.status))
           faults.push('Status is a class such as 4xx, or one status such as 429.')
         const time = (value: string, name: string) => {
@@ -289,11 +307,11 @@ export function dashboardPages(deps: DashboardDeps) {
         const before = /^(\d+)\.(\d+)$/.exec(text('before'))
         const page =
           faults.length > 0
-            ? { rows: [], next: undefined }
+            ? { rows: [], next: undefined, walkedLimit: false }
             : searchRequests(
                 live,
                 {
-                  orgId: org?.id,
+                  orgId: org?.id ?? keyOrg,
                   keyId: query.key || undefined,
                   status: query.status || undefined,
                   pathPrefix: query.path || undefined,
@@ -318,6 +336,7 @@ export function dashboardPages(deps: DashboardDeps) {
               org: row.orgId === null ? null : (slugs.get(row.orgId) ?? null),
             }))}
             older={older}
+            walkedTo={page.walkedLimit && page.next ? page.next.at : undefined}
           />,
           faults.length > 0 ? 400 : 200,
         )

@@ -19,6 +19,8 @@ export function RequestsPage(props: {
   rows: (ListedRequest & { org: string | null })[]
   /** The link to the next (older) page, if any. */
   older?: string
+  /** When the page stopped walking the log before filling up: the time of the last request it looked at. */
+  walkedTo?: number
 }) {
   const { query } = props
   return (
@@ -96,6 +98,11 @@ export function RequestsPage(props: {
             </tbody>
           </table>
         </Scroll>
+      )}
+      {props.walkedTo !== undefined && (
+        <p role="status">
+          {`Searched back to ${formatTime(new Date(props.walkedTo).toISOString())}; older requests may match too.`}
+        </p>
       )}
       {props.older && (
         <p>
