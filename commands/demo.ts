@@ -34,7 +34,8 @@ export default class Demo extends SvcCommand {
           `     ${curl} '${baseUrl}/v1/fhir/r4/Practitioner?name=cormier'`,
           `     ${curl} '${baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'`,
           `     ${curl} '${baseUrl}/v1/fhir/r4/InsurancePlan?county=12031&_count=2'`,
-          `     ${curl} '${baseUrl}/v1/fhir/r4/Questionnaire?code=88121-9'\n`,
+          `     ${curl} '${baseUrl}/v1/fhir/r4/Questionnaire?code=88121-9'`,
+          `API reference: ${baseUrl}/docs · dashboard: ${baseUrl}/dashboard (first operator: svc operators create <email>)\n`,
         ].join('\n')
     } finally {
       db.close()

@@ -68,7 +68,11 @@
           legend: { show: true },
           scales: { x: { time: false } },
           axes: [
-            { values: (_u, ticks) => ticks.map((tick) => (labels[tick] ?? '').slice(5)) },
+            {
+              space: 100,
+              incrs: [1, 2, 3, 6, 12, 24, 48],
+              values: (_u, ticks) => ticks.map((tick) => (labels[tick] ?? '').slice(5)),
+            },
             { size: 50 },
           ],
           series: [
@@ -78,7 +82,7 @@
               stroke: colors[index % colors.length],
               fill: index === 0 ? 'rgba(31, 95, 191, 0.35)' : undefined,
               paths: index === 0 ? bars : undefined,
-              points: { show: index !== 0 },
+              points: { show: false },
             })),
           ],
         },

@@ -267,7 +267,7 @@ export function dashboardPages(deps: DashboardDeps) {
         }
         return act(ctx, signed, location, () => {
           revokeKey({ db, live }, keyId, clock())
-          return { notice: `Key ${key.prefix}… revoked: every server refuses it from its next request.` }
+          return { notice: `Key ${key.prefix} revoked: every server refuses it from its next request.` }
         })
       },
     },

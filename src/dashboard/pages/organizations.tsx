@@ -144,7 +144,7 @@ export function OrganizationPage(props: {
               {props.keys.map((key) => (
                 <tr key={key.id}>
                   <th scope="row">
-                    <code>{`${key.prefix}…`}</code> <span className="muted">{key.id}</span>
+                    <code>{key.prefix}</code> <span className="muted">{key.id}</span>
                   </th>
                   <td>{key.name ?? '–'}</td>
                   <td>{formatTime(key.createdAt)}</td>
@@ -194,7 +194,7 @@ export function RevokeConfirmPage(props: { chrome: Chrome; org: Organization; ap
   return (
     <Layout title="Revoke this key?" chrome={props.chrome}>
       <p>
-        {`Key ${props.apiKey.prefix}… (${props.apiKey.name ?? 'no name'}) of ${props.org.name} will be refused by every running server from its next request. This cannot be undone.`}
+        {`Key ${props.apiKey.prefix} (${props.apiKey.name ?? 'no name'}) of ${props.org.name} will be refused by every running server from its next request. This cannot be undone.`}
       </p>
       <div className="row">
         <ActionButton

@@ -51,7 +51,7 @@ export function OverviewPage(props: {
             <dd data-live="p99Ms">{formatMs(live.p99Ms)}</dd>
           </div>
           <div>
-            <dt>Error rate</dt>
+            <dt>Error rate (5xx)</dt>
             <dd data-live="errorRate">{formatRate(live.errorRate)}</dd>
           </div>
         </dl>
