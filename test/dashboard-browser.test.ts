@@ -135,11 +135,12 @@ describe('the dashboard in a real browser', () => {
   })
 
   it('finds the request by its X-Request-Id', async () => {
-    await page.getByRole('link', { name: 'Requests', exact: true }).click()
-    // The log is written about once a second.
+    // The log is written about once a second: until then the request is not found, and the search is
+    // asked again from the Requests page.
     await expect
       .poll(
         async () => {
+          await page.getByRole('link', { name: 'Requests', exact: true }).click()
           await page.getByLabel('Request id').fill(requestId)
           await page.getByRole('button', { name: 'Find request' }).click()
           return page.getByRole('heading', { name: 'Request', exact: true }).isVisible()

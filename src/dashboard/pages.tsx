@@ -13,6 +13,7 @@ import { verifyPassword } from '../accounts/passwords.js'
 import { listPlans } from '../accounts/plans.js'
 import {
   endSession,
+  pruneSessions,
   readSession,
   type Session,
   setFlash,
@@ -437,7 +438,11 @@ export function dashboardPages(deps: DashboardDeps) {
       return signInPage(ctx, 401, 'That email and password do not match an operator.', email)
     }
     await writeWhenFree(() => clearAccountFailures(live, scopes[0] as string))
-    const { token } = await writeWhenFree(() => startSession(live, credentials.id, clock()))
+    // Sessions past their expiry go as a new one starts: the table holds only live ones.
+    const { token } = await writeWhenFree(() => {
+      pruneSessions(live, clock())
+      return startSession(live, credentials.id, clock())
+    })
     ctx.set('Set-Cookie', sessionCookie(token, secure))
     seeOther(ctx, '/dashboard')
   }
