@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase } from '../src/app/store.js'
+import { openDatabase, STORE_SCHEMA } from '../src/app/store.js'
 import { appliedSteps } from '../src/db/migrate.js'
 import { type Db, openSqliteFile } from '../src/db/sqlite.js'
 import { addPublisher, removePublisher } from '../src/scheduling/publishers.js'
@@ -121,7 +121,9 @@ describe('the slot-parts step', () => {
     // back to version 4's shape: one by-start index over every publisher, no parts.
     const db = openSqliteFile(path)
     const partCounter = stepsThrough(33).filter((step) => step.id === 'scheduling/part-counter')
-    writeNumberedFile(db, [...stepsThrough(5), ...partCounter], 33)
+    // A sync now also writes start hours: their table as its own step makes it (IF NOT EXISTS) again on open.
+    const hours = STORE_SCHEMA.main.filter((step) => step.id === 'scheduling/series-start-hours')
+    writeNumberedFile(db, [...stepsThrough(5), ...partCounter, ...hours], 33)
     for (const slug of ['smart', 'stu1-copy']) {
       addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
       expect((await syncPublisher(db, slug, { clock })).outcome).toBe('synced')

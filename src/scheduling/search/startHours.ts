@@ -2,12 +2,13 @@ import type { Db } from '../../db/open.js'
 import { SLOTS_BY_SERIES } from '../schema.js'
 
 /**
- * Where a page's matches lie, found from the hour each slot starts in, held per series (read once per sync
- * of its publisher, about 10 ms, by the first search that needs them). A deep page: a walk in start order
- * reads each match it skips (offset 5,000 of a state's slots: 1.5 ms), while summing the matching series'
- * hours tells how many matches start before each hour, so the walk can start at the last hour that does
- * not pass the offset, with the offset less the matches before it. A first page of matches spread over
- * many series: their hours tell which few series can hold it, and before when (firstMatches).
+ * Where a page's matches lie, found from the hour each slot starts in, held per series (stored by the sync
+ * in sched_series_hours, read once per sync of its publisher by the first search that needs them). A deep
+ * page: a walk in start order reads each match it skips (offset 5,000 of a state's slots: 1.5 ms), while
+ * summing the matching series' hours tells how many matches start before each hour, so the walk can start
+ * at the last hour that does not pass the offset, with the offset less the matches before it. A first page
+ * of matches spread over many series: their hours tell which few series can hold it, and before when
+ * (firstMatches).
  */
 
 export const HOUR_MS = 3_600_000
@@ -27,6 +28,49 @@ export interface SyncHours {
   served: Histogram
 }
 
+/** The hour a slot starting at `startMs` starts in. */
+export const hourOfStart = (startMs: number) => Math.floor(startMs / HOUR_MS)
+
+/** A series' start hours of one status as the sync stores them: sorted int32 in the platform's byte order. */
+export function hoursBlob(hours: number[]): Buffer | null {
+  if (hours.length === 0) return null
+  const sorted = Int32Array.from(hours).sort()
+  return Buffer.from(sorted.buffer, sorted.byteOffset, sorted.byteLength)
+}
+
+/** A stored blob as hours (a copy when SQLite's buffer is not aligned for int32 reads). */
+function hoursOfBlob(blob: Buffer): Int32Array {
+  if (blob.byteOffset % 4 === 0) return new Int32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4)
+  return new Int32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength))
+}
+
+const HOURS_COLUMNS = ['free', 'busy', 'unavailable', 'tentative'] as const
+const COUNT_COLUMNS = ['free_count', 'busy_count', 'unavailable_count', 'tentative_count'] as const
+
+/**
+ * The start hours the sync stored for the part's series of one status; undefined when a series with slots of
+ * it has none stored (synced before they were).
+ */
+function storedHours(
+  db: Db,
+  part: { lo: number; hi: number },
+  status: number,
+): Map<number, Int32Array> | undefined {
+  const rows = db
+    .statement(
+      `SELECT s.id, h.${HOURS_COLUMNS[status]} FROM sched_series s LEFT JOIN sched_series_hours h ON h.series_id = s.id
+        WHERE s.id BETWEEN ? AND ? AND s.${COUNT_COLUMNS[status]} > 0`,
+    )
+    .raw()
+    .all(part.lo, part.hi) as [number, Buffer | null][]
+  const bySeries = new Map<number, Int32Array>()
+  for (const [id, blob] of rows) {
+    if (blob === null) return undefined
+    bySeries.set(id, hoursOfBlob(blob))
+  }
+  return bySeries
+}
+
 /** A slot's hour in SQL, rounded down as Math.floor does, before 1970 too (integer division truncates). */
 const HOUR_OF_START = `CASE WHEN t.start_ms >= 0 THEN t.start_ms / ${HOUR_MS} ELSE (t.start_ms + 1) / ${HOUR_MS} - 1 END`
 
@@ -40,18 +84,7 @@ export function loadHours(
   status: number,
   served: Iterable<number>,
 ): SyncHours {
-  // One row per series, its hours as a JSON array in start order (the index's): building those in SQLite
-  // costs a third of handing every slot's row to JavaScript.
-  const rows = db
-    .statement(
-      `SELECT t.series_id, json_group_array(${HOUR_OF_START}) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-     WHERE t.series_id BETWEEN ? AND ? AND t.status = ? AND t.part = ? GROUP BY t.series_id`,
-    )
-    .raw()
-    .all(part.lo, part.hi, status, part.part) as [number, string][]
-  const bySeries = new Map<number, Int32Array>()
-  // Sorted all the same: SQLite does not promise the order an aggregate sees its rows in.
-  for (const [id, hours] of rows) bySeries.set(id, Int32Array.from(JSON.parse(hours) as number[]).sort())
+  const bySeries = storedHours(db, part, status) ?? hoursFromSlots(db, part, status)
   let first = Number.POSITIVE_INFINITY
   let last = Number.NEGATIVE_INFINITY
   const servedLists = [...served].flatMap((id) => bySeries.get(id) ?? [])
@@ -67,6 +100,23 @@ export function loadHours(
     for (const hour of list) counts[hour - first] = (counts[hour - first] as number) + 1
   }
   return { bySeries, served: { first, counts } }
+}
+
+/** The part's series' start hours read from the slots themselves: for parts synced before hours were stored. */
+function hoursFromSlots(db: Db, part: { part: number; lo: number; hi: number }, status: number) {
+  // One row per series, its hours as a JSON array in start order (the index's): building those in SQLite
+  // costs a third of handing every slot's row to JavaScript.
+  const rows = db
+    .statement(
+      `SELECT t.series_id, json_group_array(${HOUR_OF_START}) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+     WHERE t.series_id BETWEEN ? AND ? AND t.status = ? AND t.part = ? GROUP BY t.series_id`,
+    )
+    .raw()
+    .all(part.lo, part.hi, status, part.part) as [number, string][]
+  const bySeries = new Map<number, Int32Array>()
+  // Sorted all the same: SQLite does not promise the order an aggregate sees its rows in.
+  for (const [id, hours] of rows) bySeries.set(id, Int32Array.from(JSON.parse(hours) as number[]).sort())
+  return bySeries
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/open.js'
 import type { Group, ScheduleModel } from './feedModel.js'
 import type { AcceptingPatients, Coding } from '../model.js'
+import { hourOfStart, hoursBlob } from '../search/startHours.js'
 
 export interface SlotRow {
   id: string
@@ -23,6 +24,7 @@ export function deletePublisherSlots(db: Db, publisher: string): void {
   const groups = 'SELECT id FROM sched_groups WHERE publisher = ?'
   const series = 'SELECT id FROM sched_series WHERE publisher = ?'
   db.prepare(`DELETE FROM sched_slots WHERE series_id IN (${series})`).run(publisher)
+  db.prepare(`DELETE FROM sched_series_hours WHERE series_id IN (${series})`).run(publisher)
   db.prepare(`DELETE FROM sched_series WHERE group_id IN (${groups})`).run(publisher)
   db.prepare('DELETE FROM sched_groups WHERE publisher = ?').run(publisher)
 }
@@ -129,11 +131,18 @@ export class SlotWriter {
     this.written++
     let tally = this.#seriesTallies.get(seriesId)
     if (!tally) {
-      tally = { counts: [0, 0, 0, 0], firsts: [null, null, null, null], online: false, phone: false }
+      tally = {
+        counts: [0, 0, 0, 0],
+        firsts: [null, null, null, null],
+        hours: [[], [], [], []],
+        online: false,
+        phone: false,
+      }
       this.#seriesTallies.set(seriesId, tally)
     }
     const status = slot.status as 0 | 1 | 2 | 3
     tally.counts[status]++
+    tally.hours[status].push(hourOfStart(slot.startMs))
     const first = tally.firsts[status]
     if (first === null || slot.startMs < first) tally.firsts[status] = slot.startMs
     if (slot.bookingLink) tally.online = true
@@ -141,15 +150,22 @@ export class SlotWriter {
     return true
   }
 
-  /** Records each series' slot counts, first starts and booking methods; call once all slots are in. */
+  /**
+   * Records each series' slot counts, first starts, start hours and booking methods; call once all slots
+   * are in.
+   */
   finish(): void {
     const update = this.db.prepare(
       `UPDATE sched_series SET free_count = ?, busy_count = ?, unavailable_count = ?, tentative_count = ?,
          free_first = ?, busy_first = ?, unavailable_first = ?, tentative_first = ?, online = ?, phone = ?
        WHERE id = ?`,
     )
-    for (const [id, { counts, firsts, online, phone }] of this.#seriesTallies) {
+    const insertHours = this.db.prepare(
+      'INSERT INTO sched_series_hours (series_id, free, busy, unavailable, tentative) VALUES (?, ?, ?, ?, ?)',
+    )
+    for (const [id, { counts, firsts, hours, online, phone }] of this.#seriesTallies) {
       update.run(...counts, ...firsts, online ? 1 : 0, phone ? 1 : 0, id)
+      insertHours.run(id, ...hours.map(hoursBlob))
     }
   }
 }
@@ -157,6 +173,8 @@ export class SlotWriter {
 interface SeriesTally {
   counts: [number, number, number, number]
   firsts: [number | null, number | null, number | null, number | null]
+  /** Per status, the hour each slot starts in. */
+  hours: [number[], number[], number[], number[]]
   online: boolean
   phone: boolean
 }
