@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createOperator } from '../src/accounts/operators.js'
 import { newestChangelogVersion } from '../src/docs/pages.js'
 import { API_VERSION } from '../src/version.js'
 import { CLI, runCli, runCliJson } from './support/cli.js'
+import { SMART_EXAMPLES } from './support/fixtures.js'
 import { bearer, startTestServer, type TestResponse, type TestServer } from './support/harness.js'
 
 const EMAIL = 'ops@example.org'
 const PASSWORD = 'a long enough password'
+const HOSTILE_NAME = '<img src=x onerror=alert(1)>'
 
 let t: TestServer | undefined
 afterEach(async () => {
@@ -190,6 +193,44 @@ describe('the request list', () => {
       next = /href="([^"]+)" rel="next"/.exec(page.text)?.[1]?.replaceAll('&amp;', '&')
     }
     expect(seen).toEqual(Array.from({ length: 120 }, (_, i) => `/v1/seeded/${i}`))
+  })
+})
+
+describe('the data page', () => {
+  it('enables and disables publishers, and says why a sync now is refused', async () => {
+    t = await startTestServer()
+    const { cookie, csrf } = await signedIn(t)
+    const env = { SVC_DB: t.dbPath }
+    await runCliJson(
+      [
+        'publishers',
+        'add',
+        'smart',
+        '--name',
+        HOSTILE_NAME,
+        '--manifest',
+        join(SMART_EXAMPLES, '$bulk-publish'),
+      ],
+      env,
+    )
+    await runCliJson(['import', 'publishers'], env)
+    const data = await t.get('/dashboard/data', { cookie })
+    expect(data.text).toContain('&lt;img src=x onerror=alert(1)&gt;')
+    expect(data.text).not.toContain(HOSTILE_NAME)
+    expect(data.text).toMatch(/synced/)
+
+    expect((await post(t, '/dashboard/publishers/smart/disable', { _csrf: csrf }, { cookie })).status).toBe(
+      303,
+    )
+    const listed = await runCliJson<{ slug: string; enabled: boolean }[]>(['publishers', 'list'], env)
+    expect(listed).toEqual([expect.objectContaining({ slug: 'smart', enabled: false })])
+    await post(t, '/dashboard/publishers/smart/enable', { _csrf: csrf }, { cookie })
+    expect((await runCliJson<{ enabled: boolean }[]>(['publishers', 'list'], env))[0]?.enabled).toBe(true)
+
+    // The CLI's sync just fetched it: the once-a-minute rule refuses a second one, and the page says why.
+    expect((await post(t, '/dashboard/publishers/smart/sync', { _csrf: csrf }, { cookie })).status).toBe(303)
+    const refused = await t.get('/dashboard/data', { cookie })
+    expect(refused.text).toMatch(/Sync of smart refused: fetched less than a minute ago.*try again in \d+ s/)
   })
 })
 
