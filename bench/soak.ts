@@ -35,6 +35,8 @@ function parse(args: string[]) {
       idle: { type: 'string', default: '20' },
       connections: { type: 'string', default: '20' },
       'answer-cache-mb': { type: 'string', default: '64' },
+      /** A folder for a CPU profile of svc serve over the whole run (node --cpu-prof), to see where it went. */
+      'profile-server': { type: 'string' },
     },
   })
   return {
@@ -43,6 +45,7 @@ function parse(args: string[]) {
     idleSeconds: Number(values.idle),
     connections: Number(values.connections),
     answerCacheMb: values['answer-cache-mb'],
+    profileDir: values['profile-server'],
   }
 }
 
@@ -70,10 +73,15 @@ function startFeed(): Promise<{ url: string; stop: () => void }> {
   })
 }
 
-function startServe(dbPath: string, answerCacheMb: string): Promise<{ url: string; child: ChildProcess }> {
+function startServe(
+  dbPath: string,
+  answerCacheMb: string,
+  profileDir: string | undefined,
+): Promise<{ url: string; child: ChildProcess }> {
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
   const child = spawn(
     process.execPath,
-    [CLI, 'serve', '--port', '0', '--workers', '1', '--sync-interval', '0'],
+    [...profile, CLI, 'serve', '--port', '0', '--workers', '1', '--sync-interval', '0'],
     {
       env: { ...env(dbPath), SVC_ANSWER_CACHE_MB: answerCacheMb },
     },
@@ -215,7 +223,7 @@ export async function run(args: string[]): Promise<void> {
     const firstImport = (performance.now() - started) / 1000
     console.log(`First sync ${firstSync.toFixed(1)} s, first directory import ${firstImport.toFixed(1)} s`)
 
-    const server = await startServe(dbPath, options.answerCacheMb)
+    const server = await startServe(dbPath, options.answerCacheMb, options.profileDir)
     serve = server.child
     const requests = requestMix(keys, options.publishers)
     const phase = (name: string, until: Promise<unknown> | number) =>

@@ -4,6 +4,7 @@ import { interruptible } from '../../src/cli/interrupts.js'
 import { progressLine } from '../../src/cli/progress.js'
 import { ingestLimits } from '../../src/ingest/limits.js'
 import { importPlans, type PlansImportSummary } from '../../src/plans/import/importPlans.js'
+import { yieldToServing } from '../../src/cli/priority.js'
 
 const SHOWN_PROBLEMS = 50
 
@@ -35,6 +36,7 @@ export default class ImportPlans extends SvcCommand {
   }
 
   async run(): Promise<PlansImportSummary> {
+    yieldToServing()
     const { argv, flags } = await this.parse(ImportPlans)
     const { db, config } = await this.openStore(flags)
     const progress = progressLine(process.stderr)
