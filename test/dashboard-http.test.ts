@@ -60,6 +60,12 @@ describe('dashboard sessions', () => {
     expect(csp).not.toContain('unsafe-inline')
   })
 
+  it('marks the cookie Secure when the base URL is https', async () => {
+    t = await startTestServer({ env: { SVC_BASE_URL: 'https://svc.example.org' } })
+    const { setCookie } = await signedIn(t)
+    expect(setCookie).toMatch(/; Secure/)
+  })
+
   it('ends a session idle for 30 minutes, and any after 12 hours', async () => {
     t = await startTestServer()
     const { cookie } = await signedIn(t)

@@ -95,7 +95,8 @@ export function dashboardPages(deps: DashboardDeps) {
   const top = new TopReader({ main: db, live })
   const hourly = new HourlyTotals(live)
   let liveCache: { at: number; figures: LiveFigures } | undefined
-  const secure = config.dashboardUrl.startsWith('https:')
+  // Secure whenever callers reach the server over https (its base URL), as a proxy in front would serve it.
+  const secure = config.baseUrl.startsWith('https:') || config.dashboardUrl.startsWith('https:')
 
   /** What svc top shows now, read at most once a second whatever the number of open dashboards. */
   const liveFigures = (): LiveFigures => {
