@@ -26,6 +26,17 @@ interface ChangeWatch {
 export class Db extends Database {
   readonly #statements = new Map<string, Database.Statement>()
   #watch: ChangeWatch | undefined
+  readonly #onClose: (() => void)[] = []
+
+  /** Runs `release` when the connection closes: what is held for it (a descriptor, say) goes with it. */
+  onClose(release: () => void): void {
+    this.#onClose.push(release)
+  }
+
+  override close(): this {
+    for (const release of this.#onClose.splice(0)) release()
+    return super.close()
+  }
 
   /** A statement prepared once per connection: preparing costs more than running a simple query. */
   statement(sql: string): Database.Statement {

@@ -1,4 +1,4 @@
-import { existsSync, statSync, unlinkSync } from 'node:fs'
+import { close, existsSync, openSync, statSync, unlinkSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import type { Db } from '../../db/open.js'
 import type { Criterion } from './declaration.js'
@@ -158,12 +158,26 @@ export class ReleaseReader {
   #empty = false
   /** The schema a release file is attached as, on this connection. */
   readonly #attachAs: string
+  /**
+   * A descriptor of our own on the attached file. An import removes a replaced release's file as it goes
+   * live, while servers still have it attached: the last close of an unlinked file frees its blocks, about
+   * 150 ms for 500 MB, and DETACH would do that on the event loop. With this one still open, DETACH is cheap
+   * and the last close runs on libuv's thread pool.
+   */
+  #held: number | undefined
 
   constructor(
     private readonly db: Db,
     private readonly layout: StoreLayout,
   ) {
     this.#attachAs = `${layout.declaration.prefix}_release`
+    db.onClose(() => this.#letGo())
+  }
+
+  /** Closes our descriptor of the file no longer attached, on libuv's thread pool. */
+  #letGo(): void {
+    if (this.#held !== undefined) close(this.#held, () => undefined)
+    this.#held = undefined
   }
 
   /**
@@ -201,6 +215,7 @@ export class ReleaseReader {
 
   #serve(active: ActiveRelease | undefined): void {
     if (this.#attached !== null) this.db.exec(`DETACH DATABASE ${this.#attachAs}`)
+    this.#letGo()
     this.#attached = null
     this.#schema = 'main'
     this.#release = active?.id ?? 0
@@ -234,6 +249,11 @@ export class ReleaseReader {
     }
     this.#attached = active.file
     this.#schema = this.#attachAs
+    try {
+      this.#held = openSync(path, 'r')
+    } catch {
+      // Removed already (a newer release went live meanwhile): the next read looks again.
+    }
   }
 
   read(type: string, id: string): StoredJson | undefined {
