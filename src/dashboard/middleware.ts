@@ -35,7 +35,7 @@ export function webPages(deps: DashboardDeps): Middleware<RequestState> {
       // console) unless NODE_ENV says production when it is first imported: pages are always rendered
       // with the production build unless the operator asked otherwise.
       process.env.NODE_ENV ??= 'production'
-      pages ??= import('./pages.js').then((module) => module.dashboardPages(deps))
+      pages ??= import('./app.js').then((module) => module.dashboardPages(deps))
       return (await pages)(ctx as unknown as Context)
     }
     if (path.startsWith('/assets/') && serveAsset(ctx as unknown as Context)) {
