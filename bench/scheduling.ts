@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +16,7 @@ import {
   npiOf,
   SERVICE_TYPES,
   SHAPE,
+  startFeedProcess,
   SPECIALTIES,
   TOTAL_SLOTS,
 } from './lib/slotFeed.js'
@@ -38,18 +38,6 @@ const WARMUP_SECONDS = 2
 
 // Limits are in force from 2026-11-01: a clock before that counts every request but refuses none.
 const clock = () => FEED_START
-
-function startFeed(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'lib/slotFeed.ts')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  return new Promise((resolve, reject) => {
-    child.stdout.once('data', (chunk: Buffer) =>
-      resolve({ url: chunk.toString().trim(), stop: () => child.kill() }),
-    )
-    child.once('exit', (code) => reject(new Error(`feed server exited ${code}`)))
-  })
-}
 
 /** The mixed query set of the issue, built from the generator's own shape so every query has matches. */
 function querySet(groupKey: string): [string, string][] {
@@ -144,7 +132,7 @@ export async function run(args: string[]): Promise<void> {
   const reused = values.db
   const dir = reused === undefined ? mkdtempSync(join(tmpdir(), 'svc-bench-scheduling-')) : undefined
   const dbPath = reused ?? join(dir as string, 'svc.db')
-  const feed = reused === undefined ? await startFeed() : undefined
+  const feed = reused === undefined ? await startFeedProcess() : undefined
   try {
     const sync = feed ? await syncFeed(feed.url, dbPath, publishers) : undefined
     if (!sync) console.log(`Sync skipped: querying ${dbPath} as an earlier run left it.`)

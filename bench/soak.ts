@@ -11,7 +11,7 @@ import { openDatabase, openLiveStore } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { NATIONAL, npiOf as directoryNpi } from './lib/directoryData.js'
 import { formatTable } from './lib/load.js'
-import { FEED_START, locationOf, SERVICE_TYPES, SHAPE } from './lib/slotFeed.js'
+import { FEED_START, locationOf, SERVICE_TYPES, SHAPE, startFeedProcess } from './lib/slotFeed.js'
 
 /**
  * Issue 25's scenario: one `svc serve` under a mixed read load (20 connections, keys rotated over 120 Scale
@@ -60,18 +60,6 @@ const exited = (child: ChildProcess) =>
     if (child.exitCode !== null) resolve(child.exitCode)
     else child.once('exit', resolve)
   })
-
-function startFeed(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'lib/slotFeed.ts')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  return new Promise((resolve, reject) => {
-    child.stdout.once('data', (chunk: Buffer) =>
-      resolve({ url: chunk.toString().trim(), stop: () => child.kill() }),
-    )
-    child.once('exit', (code) => reject(new Error(`feed server exited ${code}`)))
-  })
-}
 
 function startServe(
   dbPath: string,
@@ -181,7 +169,7 @@ export async function run(args: string[]): Promise<void> {
   const options = parse(args)
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-soak-'))
   const dbPath = join(dir, 'svc.db')
-  const feed = await startFeed()
+  const feed = await startFeedProcess()
   let serve: ChildProcess | undefined
   try {
     const setup = openDatabase(dbPath)

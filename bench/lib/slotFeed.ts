@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { seededRandom } from './random.js'
 
 /**
@@ -204,6 +206,19 @@ async function serve() {
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+}
+
+/** This feed server in a child process of its own (so that generating never takes the bench's thread). */
+export function startFeedProcess(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) =>
+      resolve({ url: chunk.toString().trim(), stop: () => child.kill() }),
+    )
+    child.once('exit', (code) => reject(new Error(`feed server exited ${code}`)))
+  })
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await serve()
