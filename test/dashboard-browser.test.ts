@@ -190,6 +190,13 @@ describe('the dashboard in a real browser', () => {
     expect(orgs.map((org) => org.slug)).not.toContain('evil-org')
   })
 
+  it('renders the API reference from /openapi.json with files of its own', async () => {
+    await page.goto(`${serve.url}/docs`)
+    await page.locator('.swagger-ui .info .title').waitFor()
+    expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('svc')
+    expect(await page.locator('.opblock').count()).toBeGreaterThan(20)
+  })
+
   it('has no serious or critical axe-core violation on any page', async () => {
     const axeContext = await browser.newContext({
       bypassCSP: true,

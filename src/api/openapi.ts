@@ -150,7 +150,8 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string): R
       title: 'svc healthcare data API',
       version: API_VERSION,
       description:
-        'Scheduling availability search and a FHIR R4 base (capabilities, batch, terminology, provider directory). ' +
+        'Scheduling availability search and a FHIR R4 base (capabilities, batch, terminology, provider directory, ' +
+        'questionnaires, plan benefits, medication reconciliation). ' +
         'Every path under /v1 needs an API key. Undeclared query parameters are refused by name.',
     },
     servers: [{ url: baseUrl }],
