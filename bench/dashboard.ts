@@ -19,6 +19,9 @@ import {
   verdict,
 } from './lib/load.js'
 import { seededRandom } from './lib/random.js'
+import { SHAPE, startFeedProcess } from './lib/slotFeed.js'
+import { addPublisher } from '../src/scheduling/publishers.js'
+import { syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 
 const CONNECTIONS = 50
 const ROUNDS = 3
@@ -47,12 +50,15 @@ function parse(args: string[]) {
       duration: { type: 'string', default: '5' },
       'seed-rows': { type: 'string', default: '1000000' },
       samples: { type: 'string', default: '40' },
+      // Publishers of the generated national slot set synced first (50: 2,000,000 slots); 0 leaves it out.
+      publishers: { type: 'string', default: String(SHAPE.publishers) },
     },
   })
   return {
     durationSeconds: Number(values.duration),
     seedRows: Number(values['seed-rows']),
     samples: Number(values.samples),
+    publishers: Math.min(Number(values.publishers), SHAPE.publishers),
   }
 }
 
@@ -115,7 +121,7 @@ async function timePage(url: string, cookie: string, samples: number): Promise<n
 }
 
 export async function run(args: string[]): Promise<void> {
-  const { durationSeconds, seedRows, samples } = parse(args)
+  const { durationSeconds, seedRows, samples, publishers } = parse(args)
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-dashboard-'))
   const dbPath = join(dir, 'svc.db')
   let server: RunningServer | undefined
@@ -130,6 +136,19 @@ export async function run(args: string[]): Promise<void> {
       if (org === 1) benchKey = created.key
     }
     createOperator(setup, { email: EMAIL, password: PASSWORD })
+    if (publishers > 0) {
+      console.log(`Syncing ${publishers} publishers of the generated national slot set...`)
+      const feed = await startFeedProcess()
+      try {
+        for (let p = 0; p < publishers; p++)
+          addPublisher(setup, { slug: `p${p}`, manifestUrl: `${feed.url}/p${p}/$bulk-publish` })
+        const reports = await syncPublishers(setup, { clock: Date.now })
+        const slots = reports.reduce((sum, report) => sum + report.written, 0)
+        console.log(`  ${slots.toLocaleString('en-US')} slots`)
+      } finally {
+        feed.stop()
+      }
+    }
     setup.close()
     console.log(`Seeding the request log with ${seedRows.toLocaleString('en-US')} requests over 30 days...`)
     seedRequestLog(dbPath, seedRows, keyIds)
