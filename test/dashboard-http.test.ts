@@ -133,6 +133,25 @@ describe('dashboard sessions', () => {
     expect((await post(t, '/dashboard/sign-in', { email: EMAIL, password: PASSWORD })).status).toBe(303)
   })
 
+  it('shows the last minute of every serving process as live figures', async () => {
+    t = await startTestServer()
+    const server = t
+    const { cookie } = await signedIn(server)
+    for (let i = 0; i < 7; i++)
+      expect((await server.get('/v1/scheduling/publishers', bearer(server.key))).status).toBe(200)
+    await expect
+      .poll(async () => (await server.get('/dashboard/live.json', { cookie })).json.requestsPerMinute)
+      .toBe(7)
+    const figures = (await server.get('/dashboard/live.json', { cookie })).json
+    expect(figures.p50Ms).toBeGreaterThan(0)
+    expect(figures.errorRate).toBe(0)
+    // A minute later those requests have left the figures.
+    server.setNow(server.now() + 61_000)
+    await expect
+      .poll(async () => (await server.get('/dashboard/live.json', { cookie })).json.requestsPerMinute)
+      .toBe(0)
+  })
+
   it('keeps API keys and dashboard sessions apart', async () => {
     t = await startTestServer()
     const { cookie } = await signedIn(t)

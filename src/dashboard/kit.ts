@@ -1,8 +1,12 @@
 import type { Context } from 'koa'
 import { type Session, setFlash, takeFlash } from '../accounts/sessions.js'
 import { writeWhenFree } from '../db/busy.js'
+import { listOrganizations } from '../accounts/orgs.js'
+import { listPlans } from '../accounts/plans.js'
+import { readLiveMinute } from '../stats/liveMinute.js'
+import { type PublisherStatus, readPublisherStatus } from '../stats/publisherStatus.js'
+import { type OrgQuota, readQuota } from '../stats/quota.js'
 import { HourlyTotals } from '../stats/requestSearch.js'
-import { TopReader } from '../stats/topSnapshot.js'
 import { UserError } from '../userError.js'
 import type { DashboardDeps } from './operations.js'
 import type { Chrome } from './pages/layout.js'
@@ -38,34 +42,39 @@ export const segment = (match: RegExpExecArray, index = 1) => decodeURIComponent
 export const formOf = (ctx: Context) => ctx.state.form as URLSearchParams
 
 /**
- * What every page of the dashboard shares, made once per app: the dependencies, one TopReader over the
- * server's own connections (what `svc top` shows), the hourly totals kept for the charts, and the helpers
- * that read a session's flash, build a page's chrome and run an operation.
+ * What every page of the dashboard shares, made once per app: the dependencies, the hourly totals kept for
+ * the charts, the live figures, and the helpers that read a session's flash, build a page's chrome and run
+ * an operation. Nothing here reads the request log row by row: the live figures are what each serving
+ * process reports of its last minute (src/stats/liveMinute.ts), so an open dashboard costs the API a few
+ * row reads a refresh, whatever the traffic.
  */
 export class Kit {
-  readonly top: TopReader
   readonly hourly: HourlyTotals
-  #live: { at: number; figures: LiveFigures } | undefined
 
   constructor(readonly deps: DashboardDeps) {
-    this.top = new TopReader({ main: deps.db, live: deps.live })
     this.hourly = new HourlyTotals(deps.live)
   }
 
-  /** What svc top shows now, read at most once a second whatever the number of open dashboards. */
+  /** The last minute of every serving process, together: what `svc top` shows, as each process counts it. */
   liveFigures(): LiveFigures {
-    const now = this.deps.clock()
-    if (this.#live && now - this.#live.at < 1000) return this.#live.figures
-    const snapshot = this.top.read(now)
-    const { requests, byClass } = snapshot.traffic
-    const figures = {
-      requestsPerMinute: requests,
-      p50Ms: snapshot.latency.overall?.p50Ms ?? null,
-      p99Ms: snapshot.latency.overall?.p99Ms ?? null,
-      errorRate: requests === 0 ? 0 : byClass['5xx'] / requests,
+    const minute = readLiveMinute(this.deps.live, this.deps.clock())
+    return {
+      requestsPerMinute: minute.requests,
+      p50Ms: minute.latency?.p50Ms ?? null,
+      p99Ms: minute.latency?.p99Ms ?? null,
+      errorRate: minute.requests === 0 ? 0 : minute.failed / minute.requests,
     }
-    this.#live = { at: now, figures }
-    return figures
+  }
+
+  /** Every organization's use of its plan now (this minute's and month's counters). */
+  quota(): OrgQuota[] {
+    const { db, live, clock } = this.deps
+    const accounts = { orgs: listOrganizations(db), plans: listPlans(db) }
+    return readQuota(live, accounts, clock(), () => 0).map(({ orgId: _, ...row }) => row)
+  }
+
+  publishers(): PublisherStatus[] {
+    return readPublisherStatus(this.deps.db)
   }
 
   flashOf(signed: Signed): Flash {

@@ -26,9 +26,9 @@ export class LatencyHistogram {
   readonly #counts = new Uint32Array(BINS)
   count = 0
 
-  add(bin: number): void {
-    this.#counts[bin] = (this.#counts[bin] ?? 0) + 1
-    this.count++
+  add(bin: number, count = 1): void {
+    this.#counts[bin] = (this.#counts[bin] ?? 0) + count
+    this.count += count
   }
 
   /** Takes out one duration added before. */

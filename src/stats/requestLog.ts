@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js'
 import type { Store } from '../db/open.js'
 import { type RowsOp, type WriteOp, WriterThread } from '../db/writerThread.js'
 import { EventLoopWatch } from './eventLoop.js'
+import { LiveMinute } from './liveMinute.js'
 
 export interface RequestRecord {
   requestId: string
@@ -40,9 +41,11 @@ const HOURS = `INSERT INTO request_hours (hour, org_id, requests, limited, faile
   ON CONFLICT (hour, org_id) DO UPDATE SET requests = requests + excluded.requests,
     limited = limited + excluded.limited, failed = failed + excluded.failed`
 const PRUNE_HOURS = 'DELETE FROM request_hours WHERE hour < ?'
-const REPORT = `INSERT INTO server_processes (pid, started_at, seen_at, loop_p99_ms, loop_max_ms) VALUES (?, ?, ?, ?, ?)
+const REPORT = `INSERT INTO server_processes (pid, started_at, seen_at, loop_p99_ms, loop_max_ms, minute_requests,
+    minute_failed, minute_latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (pid) DO UPDATE SET started_at = excluded.started_at, seen_at = excluded.seen_at,
-    loop_p99_ms = excluded.loop_p99_ms, loop_max_ms = excluded.loop_max_ms`
+    loop_p99_ms = excluded.loop_p99_ms, loop_max_ms = excluded.loop_max_ms, minute_requests = excluded.minute_requests,
+    minute_failed = excluded.minute_failed, minute_latency = excluded.minute_latency`
 const LEAVE = 'DELETE FROM server_processes WHERE pid = ?'
 /** Rows kept a minute of the requests that are otherwise only counted: enough to see what they look like. */
 export const SAMPLED_A_MINUTE = 60
@@ -186,6 +189,8 @@ export class RequestLog {
   /** A report of this process is due (each timed flush), or its row goes (stop). */
   #report: 'due' | 'leave' | undefined
   #loop: EventLoopWatch | undefined
+  /** This process's last minute, reported with its event-loop delay (server processes only). */
+  #minute: LiveMinute | undefined
   readonly #writer: WriterThread
 
   constructor(
@@ -203,7 +208,10 @@ export class RequestLog {
   }
 
   start(): void {
-    if (this.options.watchEventLoop) this.#loop ??= new EventLoopWatch(this.clock())
+    if (this.options.watchEventLoop) {
+      this.#loop ??= new EventLoopWatch(this.clock())
+      this.#minute ??= new LiveMinute()
+    }
     this.#timer ??= setInterval(() => {
       if (this.#loop) this.#report = 'due'
       void this.flush()
@@ -212,6 +220,7 @@ export class RequestLog {
   }
 
   record(record: RequestRecord, counted = true): void {
+    if (counted) this.#minute?.add(record.at, record.status, record.durationMs)
     const filling = (this.#filling ??= new RecordColumns(this.options.maxBuffered ?? 500))
     filling.add(record, counted)
     if (filling.full) {
@@ -227,6 +236,7 @@ export class RequestLog {
    * reach the port costs almost no room; the first SAMPLED_A_MINUTE of each minute are kept as rows.
    */
   refused(record: RequestRecord, pathClass: string): void {
+    this.#minute?.add(record.at, record.status, record.durationMs)
     const minute = Math.floor(record.at / 60_000)
     const key = `${minute}|${record.status}|${pathClass}`
     this.#tallies.set(key, (this.#tallies.get(key) ?? 0) + 1)
@@ -303,7 +313,20 @@ export class RequestLog {
     this.#report = undefined
     if (report === 'due' && this.#loop) {
       const { pid, startedAt, loopP99Ms, loopMaxMs } = this.#loop.report()
-      ops.push([sql.push(REPORT) - 1, [pid, startedAt, now, loopP99Ms, loopMaxMs]])
+      const minute = (this.#minute as LiveMinute).summary(now)
+      ops.push([
+        sql.push(REPORT) - 1,
+        [
+          pid,
+          startedAt,
+          now,
+          loopP99Ms,
+          loopMaxMs,
+          minute.requests,
+          minute.failed,
+          JSON.stringify(minute.bins),
+        ],
+      ])
     } else if (report === 'leave') ops.push([sql.push(LEAVE) - 1, [process.pid]])
     const pruneAt = ops.length
     if (this.#pruning) {

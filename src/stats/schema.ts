@@ -106,4 +106,14 @@ export const STATS_LIVE_STEPS: Migration[] = [
     // The dashboard lists an organization's requests newest first: without this it walks every request.
     sql: `CREATE INDEX request_log_org ON request_log(org_id, at);`,
   },
+  {
+    name: 'server-minute',
+    // Each serving process's last minute (requests, 5xx, latency bins as JSON [[bin, count], ...]), written
+    // with its report: the dashboard's live figures sum these rows instead of reading the request log.
+    sql: `
+      ALTER TABLE server_processes ADD COLUMN minute_requests INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE server_processes ADD COLUMN minute_failed INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE server_processes ADD COLUMN minute_latency TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ]

@@ -3,6 +3,7 @@ import { listPlans, type Plan } from '../accounts/plans.js'
 import type { Db } from '../db/open.js'
 import type { Percentiles } from './histogram.js'
 import { type PublisherStatus, readPublisherStatus } from './publisherStatus.js'
+import { SERVER_SEEN_MS } from './liveMinute.js'
 import { type OrgQuota, readQuota } from './quota.js'
 import {
   emptyWindowFigures,
@@ -60,9 +61,6 @@ export interface TopSnapshot {
    */
   servers: { pid: number; startedAt: string; loopP99Ms: number; loopMaxMs: number }[]
 }
-
-/** A serving process reports once a second; one not heard from for this long is gone. */
-const SERVER_SEEN_MS = 5000
 
 /** What `svc top` shows before the database exists, or while it has no tables yet. */
 export function emptySnapshot(

@@ -4,7 +4,6 @@ import { send } from '../respond.js'
 
 /** Publishers (enable, disable, sync now) and every data set imported. */
 export function dataRoutes(kit: Kit): Route[] {
-  const { clock } = kit.deps
   return [
     {
       method: 'GET',
@@ -14,7 +13,7 @@ export function dataRoutes(kit: Kit): Route[] {
           ctx,
           <DataPage
             chrome={kit.chromeOf(signed, 'data', kit.flashOf(signed))}
-            publishers={kit.top.read(clock()).publishers}
+            publishers={kit.publishers()}
             dataSets={kit.deps.dataSets()}
           />,
         )

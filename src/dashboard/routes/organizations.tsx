@@ -20,7 +20,7 @@ export function organizationRoutes(kit: Kit): Route[] {
           ctx,
           <OrganizationsPage
             chrome={kit.chromeOf(signed, 'organizations', kit.flashOf(signed))}
-            quota={kit.top.read(clock()).quota.sort((a, b) => a.org.localeCompare(b.org))}
+            quota={kit.quota().sort((a, b) => a.org.localeCompare(b.org))}
             plans={listPlans(db)}
           />,
         )
@@ -58,7 +58,7 @@ export function organizationRoutes(kit: Kit): Route[] {
           <OrganizationPage
             chrome={kit.chromeOf(signed, 'organizations', flash)}
             org={org}
-            quota={kit.top.read(now).quota.find((row) => row.org === org.slug)}
+            quota={kit.quota().find((row) => row.org === org.slug)}
             plans={listPlans(db)}
             keys={listKeys({ db, live }, org.slug)}
             created={flash.created}

@@ -26,7 +26,7 @@ export function overviewRoutes(kit: Kit): Route[] {
             live={kit.liveFigures()}
             hours={bucketed(tallies, weekAgo, 7 * 24, 1)}
             days={bucketed(tallies, dayStart, 30, 24)}
-            publishers={kit.top.read(now).publishers}
+            publishers={kit.publishers()}
             dataSets={kit.deps.dataSets()}
           />,
         )
