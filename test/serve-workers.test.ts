@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Agent, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { oneLine, runCli, runCliJson, type ServeProcess, startServeProcess } from './support/cli.js'
+import { CLI, oneLine, runCli, runCliJson, type ServeProcess, startServeProcess } from './support/cli.js'
 
 /** `svc serve --workers 2`: one listening address, two server processes, one store. */
 let dir: string
@@ -84,6 +84,33 @@ describe('svc serve --workers', () => {
           expect(server.loopP99Ms).toBeGreaterThanOrEqual(0)
           expect(server.loopMaxMs).toBeGreaterThanOrEqual(server.loopP99Ms)
         }
+      },
+      { timeout: 10_000, interval: 250 },
+    )
+  })
+
+  it("sums every worker's last minute in the dashboard's live figures", async () => {
+    const operator = spawn(
+      process.execPath,
+      [CLI, 'operators', 'create', 'ops@example.org', '--password-stdin'],
+      {
+        env: { PATH: process.env.PATH ?? '', ...env },
+      },
+    )
+    operator.stdin.end('a long enough password\n')
+    expect(await new Promise((resolve) => operator.on('close', resolve))).toBe(0)
+    const signIn = await request(`${serve.url}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: serve.url },
+      body: 'email=ops%40example.org&password=a+long+enough+password',
+    })
+    await signIn.body.dump()
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0] as string
+    // The 80 requests of the first test, whichever worker answered them (each reports its own each second).
+    await vi.waitFor(
+      async () => {
+        const live = await request(`${serve.url}/dashboard/live.json`, { headers: { cookie } })
+        expect(((await live.body.json()) as { requestsPerMinute: number }).requestsPerMinute).toBe(80)
       },
       { timeout: 10_000, interval: 250 },
     )

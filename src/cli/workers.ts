@@ -35,6 +35,12 @@ export async function runWorkers(
     kind: 'config',
     config: { ...config, settings: [...config.settings] },
   }
+  /**
+   * A message to a worker that is exiting at that moment (it could not listen) cannot be delivered; without a
+   * callback that failure is an 'error' event nobody listens to, which ended the primary with exit 1 instead
+   * of the worker's reason. The worker's exit is what is handled.
+   */
+  const ignoreGone = () => undefined
   let stopping = false
   const restarts = new Set<NodeJS.Timeout>()
   const start = (): Promise<{ worker: Worker; said: Listening }> =>
@@ -49,7 +55,7 @@ export async function runWorkers(
       worker.once('exit', failed)
       worker.on('message', (said: WorkerMessage) => {
         if (said.kind === 'ready')
-          worker.send(stopping ? ({ kind: 'stop' } satisfies PrimaryMessage) : message)
+          worker.send(stopping ? ({ kind: 'stop' } satisfies PrimaryMessage) : message, ignoreGone)
         if (said.kind !== 'listening') return
         worker.off('exit', failed)
         worker.once('exit', (code, signal) => {
@@ -77,7 +83,7 @@ export async function runWorkers(
               clearTimeout(kill)
               done()
             })
-            if (worker.isConnected()) worker.send({ kind: 'stop' } satisfies PrimaryMessage)
+            if (worker.isConnected()) worker.send({ kind: 'stop' } satisfies PrimaryMessage, ignoreGone)
           }),
       ),
     )
