@@ -78,18 +78,24 @@ export function setFlash(live: Db, token: string, text: string): void {
   live.statement('UPDATE operator_sessions SET flash = ? WHERE token_sha256 = ?').run(sealed, sha256(token))
 }
 
-/** The flash, removed as it is read: a reload shows nothing. */
+/**
+ * The flash, removed as it is read: a reload shows nothing. Most pages have none: that is one read, and only
+ * a flash held is taken in a write transaction.
+ */
 export function takeFlash(live: Db, token: string): string | undefined {
   const hash = sha256(token)
+  const held = () =>
+    live
+      .statement('SELECT flash FROM operator_sessions WHERE token_sha256 = ? AND flash IS NOT NULL')
+      .pluck()
+      .get(hash) as Buffer | undefined
+  if (held() === undefined) return undefined
   // RETURNING would give the value after the update (NULL): read and clear in one write transaction instead.
   const sealed = live
     .transaction(() => {
-      const held = live
-        .statement('SELECT flash FROM operator_sessions WHERE token_sha256 = ? AND flash IS NOT NULL')
-        .pluck()
-        .get(hash) as Buffer | undefined
-      if (held) live.statement('UPDATE operator_sessions SET flash = NULL WHERE token_sha256 = ?').run(hash)
-      return held
+      const flash = held()
+      if (flash) live.statement('UPDATE operator_sessions SET flash = NULL WHERE token_sha256 = ?').run(hash)
+      return flash
     })
     .immediate()
   if (!sealed) return undefined

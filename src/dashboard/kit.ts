@@ -77,8 +77,9 @@ export class Kit {
     return readPublisherStatus(this.deps.db)
   }
 
-  flashOf(signed: Signed): Flash {
-    const text = takeFlash(this.deps.live, signed.token)
+  /** The session's flash, taken when the live file's lock is free (its connection does not wait on it). */
+  async flashOf(signed: Signed): Promise<Flash> {
+    const text = await writeWhenFree(() => takeFlash(this.deps.live, signed.token))
     return text ? (JSON.parse(text) as Flash) : {}
   }
 

@@ -6,7 +6,8 @@
 const MIN_MS = 0.01
 const GROWTH = 1.02
 const LOG_GROWTH = Math.log(GROWTH)
-const BINS = 1 + Math.ceil(Math.log(1e6 / MIN_MS) / LOG_GROWTH)
+/** How many bins a histogram has. */
+export const BINS = 1 + Math.ceil(Math.log(1e6 / MIN_MS) / LOG_GROWTH)
 
 export function latencyBin(ms: number): number {
   if (!(ms > MIN_MS)) return 0

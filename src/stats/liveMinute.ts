@@ -1,5 +1,5 @@
 import type { Db } from '../db/open.js'
-import { latencyBin, LatencyHistogram, type Percentiles } from './histogram.js'
+import { BINS, latencyBin, LatencyHistogram, type Percentiles } from './histogram.js'
 
 /** What one serving process saw in its last minute, as it reports it (server_processes). */
 export interface MinuteSummary {
@@ -14,7 +14,8 @@ interface Second {
   second: number
   requests: number
   failed: number
-  bins: Map<number, number>
+  /** Requests per latency bin: an array, so that counting a request is one increment. */
+  bins: Uint32Array
 }
 
 const SECONDS = 60
@@ -29,7 +30,7 @@ export class LiveMinute {
     second: -1,
     requests: 0,
     failed: 0,
-    bins: new Map(),
+    bins: new Uint32Array(BINS),
   }))
 
   add(at: number, status: number, durationMs: number): void {
@@ -39,12 +40,12 @@ export class LiveMinute {
       slot.second = second
       slot.requests = 0
       slot.failed = 0
-      slot.bins.clear()
+      slot.bins.fill(0)
     }
     slot.requests++
     if (status >= 500) slot.failed++
     const bin = latencyBin(durationMs)
-    slot.bins.set(bin, (slot.bins.get(bin) ?? 0) + 1)
+    slot.bins[bin] = (slot.bins[bin] as number) + 1
   }
 
   /** The 60 seconds up to `now`. */
@@ -52,14 +53,18 @@ export class LiveMinute {
     const last = Math.floor(now / 1000)
     let requests = 0
     let failed = 0
-    const bins = new Map<number, number>()
+    const counts = new Uint32Array(BINS)
     for (const slot of this.#seconds) {
-      if (slot.second <= last - SECONDS || slot.second > last) continue
+      if (slot.second <= last - SECONDS || slot.second > last || slot.requests === 0) continue
       requests += slot.requests
       failed += slot.failed
-      for (const [bin, count] of slot.bins) bins.set(bin, (bins.get(bin) ?? 0) + count)
+      for (let bin = 0; bin < BINS; bin++) counts[bin] = (counts[bin] as number) + (slot.bins[bin] as number)
     }
-    return { requests, failed, bins: [...bins] }
+    const bins: [number, number][] = []
+    counts.forEach((count, bin) => {
+      if (count > 0) bins.push([bin, count])
+    })
+    return { requests, failed, bins }
   }
 }
 

@@ -196,7 +196,7 @@ export function bucketed(
   buckets: number,
   bucketHours: number,
 ): HourTally[] {
-  const firstHour = Math.floor(since / 3_600_000)
+  const firstHour = hourOf(since)
   const out = Array.from({ length: buckets }, (_, index) => ({
     hour: firstHour + index * bucketHours,
     requests: 0,

@@ -8,11 +8,11 @@ export function dataRoutes(kit: Kit): Route[] {
     {
       method: 'GET',
       pattern: /^\/dashboard\/data$/,
-      handle: (ctx, _match, signed) => {
+      handle: async (ctx, _match, signed) => {
         send(
           ctx,
           <DataPage
-            chrome={kit.chromeOf(signed, 'data', kit.flashOf(signed))}
+            chrome={kit.chromeOf(signed, 'data', await kit.flashOf(signed))}
             publishers={kit.publishers()}
             dataSets={kit.deps.dataSets()}
           />,

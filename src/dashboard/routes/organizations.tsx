@@ -15,11 +15,11 @@ export function organizationRoutes(kit: Kit): Route[] {
     {
       method: 'GET',
       pattern: /^\/dashboard\/organizations$/,
-      handle: (ctx, _match, signed) => {
+      handle: async (ctx, _match, signed) => {
         send(
           ctx,
           <OrganizationsPage
-            chrome={kit.chromeOf(signed, 'organizations', kit.flashOf(signed))}
+            chrome={kit.chromeOf(signed, 'organizations', await kit.flashOf(signed))}
             quota={kit.quota().sort((a, b) => a.org.localeCompare(b.org))}
             plans={listPlans(db)}
           />,
@@ -47,12 +47,12 @@ export function organizationRoutes(kit: Kit): Route[] {
     {
       method: 'GET',
       pattern: /^\/dashboard\/organizations\/([^/]+)$/,
-      handle: (ctx, match, signed) => {
+      handle: async (ctx, match, signed) => {
         const org = requireOrganization(db, segment(match))
         const now = clock()
         const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1)
         const days = Math.floor((now - monthStart) / DAY_MS) + 1
-        const flash = kit.flashOf(signed)
+        const flash = await kit.flashOf(signed)
         send(
           ctx,
           <OrganizationPage

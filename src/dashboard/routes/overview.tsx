@@ -13,7 +13,7 @@ export function overviewRoutes(kit: Kit): Route[] {
     {
       method: 'GET',
       pattern: /^\/dashboard\/?$/,
-      handle: (ctx, _match, signed) => {
+      handle: async (ctx, _match, signed) => {
         const now = clock()
         const weekAgo = now - 7 * DAY_MS + HOUR_MS
         const monthAgo = now - 30 * DAY_MS + DAY_MS
@@ -22,7 +22,7 @@ export function overviewRoutes(kit: Kit): Route[] {
         send(
           ctx,
           <OverviewPage
-            chrome={kit.chromeOf(signed, 'overview', kit.flashOf(signed))}
+            chrome={kit.chromeOf(signed, 'overview', await kit.flashOf(signed))}
             live={kit.liveFigures()}
             hours={bucketed(tallies, weekAgo, 7 * 24, 1)}
             days={bucketed(tallies, dayStart, 30, 24)}
