@@ -18,7 +18,7 @@ export default class Demo extends SvcCommand {
   async run() {
     const { flags } = await this.parse(Demo)
     const config = this.resolveConfig(serveOverrides(flags))
-    const sync = backgroundSync(flags, this.config.root)
+    const sync = backgroundSync(flags)
     const db = openDatabase(config.db)
     let tryLines: (baseUrl: string) => string = () => ''
     try {

@@ -29,7 +29,7 @@ export default class Serve extends SvcCommand {
   async run() {
     const { flags } = await this.parse(Serve)
     const config = this.resolveConfig(serveOverrides(flags))
-    const options = { log: (line: string) => this.log(line), sync: backgroundSync(flags, this.config.root) }
+    const options = { log: (line: string) => this.log(line), sync: backgroundSync(flags) }
     const workers = flags.workers ?? availableParallelism()
     if (workers === 1) await runServerUntilSignalled(config, options)
     else await runWorkers(config, workers, options)

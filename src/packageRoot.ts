@@ -8,3 +8,6 @@ export function packageRoot(): string {
   while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir)
   return dir
 }
+
+/** The `svc` executable of this package: what `svc serve` runs its background imports with. */
+export const svcExecutable = () => join(packageRoot(), 'bin', 'run.js')

@@ -1,9 +1,8 @@
-import { join } from 'node:path'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
 import type { DashboardDeps } from '../dashboard/operations.js'
-import { packageRoot } from '../packageRoot.js'
+import { svcExecutable } from '../packageRoot.js'
 import { setPublisherEnabled } from '../scheduling/publishers.js'
 import { runSync } from '../scheduling/sync/schedule.js'
 import { fetchRefusal } from '../scheduling/sync/syncPublisher.js'
@@ -30,8 +29,10 @@ export function dashboardDeps(
       syncNow: (slug) => {
         const reason = fetchRefusal(db, slug, clock())
         if (reason) return { started: false, reason }
-        const bin = join(packageRoot(), 'bin', 'run.js')
-        runSync([process.execPath, bin, 'import', 'publishers', '--publisher', slug, '--db', config.db], log)
+        runSync(
+          [process.execPath, svcExecutable(), 'import', 'publishers', '--publisher', slug, '--db', config.db],
+          log,
+        )
         return { started: true }
       },
     },

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core'
-import { join } from 'node:path'
+import { svcExecutable } from '../packageRoot.js'
 import { ConfigError, type ConfigOverrides } from '../config.js'
 import { parseDuration } from './duration.js'
 import type { BackgroundSync } from './runServer.js'
@@ -22,14 +22,14 @@ export const serveFlags = {
 }
 
 /** The background publisher sync asked for by --sync-interval, run through this same `svc` executable. */
-export function backgroundSync(flags: { 'sync-interval': string }, root: string): BackgroundSync {
+export function backgroundSync(flags: { 'sync-interval': string }): BackgroundSync {
   const intervalMs = parseDuration(flags['sync-interval'])
   if (intervalMs === undefined) {
     throw new ConfigError(
       `Invalid setting sync-interval: "${flags['sync-interval']}" is not a duration such as 5m, 30s or 0`,
     )
   }
-  return { intervalMs, bin: join(root, 'bin', 'run.js') }
+  return { intervalMs, bin: svcExecutable() }
 }
 
 export function serveOverrides(flags: {
