@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { createReadStream, createWriteStream, existsSync, renameSync, type WriteStream } from 'node:fs'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { seededRandom } from './random.js'
 
@@ -149,17 +152,25 @@ function* slots(publisher: number, file: number) {
   }
 }
 
-async function stream(response: ServerResponse, records: Iterable<unknown>) {
+/** Generates the records as NDJSON, and keeps a copy in `keep` when given (renamed into place when whole). */
+async function stream(response: ServerResponse, records: Iterable<unknown>, keep?: string) {
   response.writeHead(200, { 'content-type': 'application/fhir+ndjson' })
+  const copy: WriteStream | undefined = keep ? createWriteStream(`${keep}.partial`) : undefined
   let buffer = ''
   for (const record of records) {
     buffer += `${JSON.stringify(record)}\n`
     if (buffer.length > 64_000) {
+      copy?.write(buffer)
       if (!response.write(buffer)) await once(response, 'drain')
       buffer = ''
     }
   }
   response.end(buffer)
+  if (copy && keep) {
+    copy.end(buffer)
+    await once(copy, 'finish')
+    renameSync(`${keep}.partial`, keep)
+  }
 }
 
 function manifest(base: string) {
@@ -180,7 +191,12 @@ function manifest(base: string) {
   })
 }
 
-async function serve() {
+/**
+ * With `keepDir`, each file is generated once and then served from that copy: a run that syncs the same
+ * feed again (the soak bench) then measures the appliance, not this generator, which stands in for
+ * publishers' own machines and would otherwise take a core of the machine under test.
+ */
+async function serve(keepDir: string | undefined) {
   const server = createServer((request, response) => {
     const match = /^\/p(\d+)\/(.+)$/.exec(request.url ?? '')
     const publisher = Number(match?.[1])
@@ -201,7 +217,12 @@ async function serve() {
               ? slots(publisher, Number(slotFile[1]))
               : undefined
     if (!records) return response.writeHead(404).end()
-    void stream(response, records)
+    const kept = keepDir ? join(keepDir, `p${publisher}-${file}`) : undefined
+    if (kept && existsSync(kept)) {
+      response.writeHead(200, { 'content-type': 'application/fhir+ndjson' })
+      return void pipeline(createReadStream(kept), response).catch(() => response.destroy())
+    }
+    void stream(response, records, kept)
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -209,8 +230,9 @@ async function serve() {
 }
 
 /** This feed server in a child process of its own (so that generating never takes the bench's thread). */
-export function startFeedProcess(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
+export function startFeedProcess(keepDir?: string): Promise<{ url: string; stop: () => void }> {
+  const keep = keepDir ? [keepDir] : []
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...keep], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return new Promise((resolve, reject) => {
@@ -221,4 +243,4 @@ export function startFeedProcess(): Promise<{ url: string; stop: () => void }> {
   })
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await serve()
+if (import.meta.url === `file://${process.argv[1]}`) await serve(process.argv[2])
