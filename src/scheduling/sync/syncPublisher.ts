@@ -146,10 +146,13 @@ export async function syncPublisher(db: Db, slug: string, options: SyncOptions):
     ms: 0,
     problems: [],
   }
-  const finish = (outcome: SyncOutcome, message?: string) => {
+  const settle = (outcome: SyncOutcome, message?: string) => {
     report.outcome = outcome
     if (message) report.message = message
     report.ms = options.clock() - started
+  }
+  const finish = (outcome: SyncOutcome, message?: string) => {
+    settle(outcome, message)
     if (outcome !== 'skipped') recordOutcome(db, report, started)
     return report
   }
@@ -167,10 +170,15 @@ export async function syncPublisher(db: Db, slug: string, options: SyncOptions):
     const fetched = await fetchManifest(publisher.manifestUrl, state, options)
     if (!fetched.changed) return finish('unchanged', 'manifest unchanged since the last sync')
     const problems = new Problems()
-    await importFeed(db, publisher, fetched.manifest, fetched.validators, report, problems, options)
-    report.problems = problems.list
-    report.skipped = problems.count
-    return finish('synced')
+    // The outcome is recorded in the sync's own transaction: every commit to the main file makes each
+    // server drop what it keeps of it (answers, known keys), so a sync commits as few times as it can.
+    await importFeed(db, publisher, fetched.manifest, fetched.validators, report, problems, options, () => {
+      report.problems = problems.list
+      report.skipped = problems.count
+      settle('synced')
+      recordOutcome(db, report, started)
+    })
+    return report
   } catch (error) {
     if (!(error instanceof FeedError)) throw error
     // What the rolled-back transaction spilled into the WAL goes back to the disk.
@@ -196,6 +204,7 @@ async function importFeed(
   report: SyncReport,
   problems: Problems,
   options: SyncOptions,
+  beforeCommit: () => void,
 ): Promise<void> {
   const model = new FeedModel(publisher.slug)
   const progress = () => {
@@ -276,8 +285,9 @@ async function importFeed(
       part,
       publisher.slug,
     )
-    db.exec('COMMIT')
     report.written = writer.written
+    beforeCommit()
+    db.exec('COMMIT')
   } catch (error) {
     db.exec('ROLLBACK')
     throw error
