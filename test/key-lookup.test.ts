@@ -8,6 +8,7 @@ import { hashSecret } from '../src/accounts/keyFormat.js'
 import { createOrganization, setOrganizationPlan } from '../src/accounts/orgs.js'
 import type { Store } from '../src/db/open.js'
 import { openStore } from '../src/app/store.js'
+import { addPublisher } from '../src/scheduling/publishers.js'
 
 let dir: string
 let serving: Store
@@ -56,6 +57,21 @@ describe('the key owner lookup', () => {
     const fresh = createKey(admin.db, { org: 'acme' })
     await nextTurn()
     expect(lookup(fresh.key)?.keyId).toBe(fresh.id)
+  })
+
+  it('keeps the owners it knows through commits that change no key, organization or plan', async () => {
+    const created = createKey(admin.db, { org: 'acme' })
+    const lookup = keyOwnerLookup(serving.db)
+    const known = lookup(created.key)
+    // A publisher's sync, elsewhere: the file changes, the owners do not.
+    addPublisher(admin.db, { slug: 'clinic', manifestUrl: join(dir, 'clinic', '$bulk-publish') })
+    await nextTurn()
+    expect(lookup(created.key)).toBe(known)
+    setOrganizationPlan(admin.db, 'acme', 'team')
+    await nextTurn()
+    const moved = lookup(created.key)
+    expect(moved).not.toBe(known)
+    expect(moved?.plan.id).toBe('team')
   })
 
   it('finds no key whose checksum is wrong, without reading the store for it', () => {

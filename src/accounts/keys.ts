@@ -90,7 +90,7 @@ const REMEMBERED_KEYS = 10_000
 /**
  * Returns a lookup bound to one connection; statements are prepared once. Owners are remembered in memory
  * (by the secret: it is in memory for the request anyway and never leaves the process) and forgotten as soon
- * as the main database changes (src/db/changes.ts): a revocation by `svc keys revoke` in another process or
+ * as a key, organization or plan changes in the main database (`Db.changeGeneration`, then the owners' version): a revocation by `svc keys revoke` in another process or
  * a plan change refuses every request read from the network in a later event-loop turn than its commit.
  * Requests read in the same turn were already on the wire when it committed. A key that is not well-formed
  * (keyFormat.ts) is not found, without touching the store; a remembered one was, so it is not checked again.
@@ -102,15 +102,20 @@ export function keyOwnerLookup(db: Db): (key: string) => KeyOwner | undefined {
        FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.id = o.plan_id
       WHERE k.secret_sha256 = ? AND k.revoked_at IS NULL`,
   )
+  const ownersVersion = db.prepare('SELECT version FROM key_owner_version').pluck()
   const remembered = new Map<string, KeyOwner>()
   let seenGeneration = -1
+  let seenVersion = -1
   return (key) => {
     // Its shape first, so that a mistyped key touches no file; a key remembered was well-formed.
     if (!remembered.has(key) && checkKeyShape(key) !== 'well-formed') return undefined
     const generation = db.changeGeneration()
     if (generation !== seenGeneration) {
-      remembered.clear()
       seenGeneration = generation
+      // Only a change to keys, organizations or plans moves it (schema step key-owner-version).
+      const version = ownersVersion.get() as number
+      if (version !== seenVersion) remembered.clear()
+      seenVersion = version
     }
     if (remembered.size >= REMEMBERED_KEYS) remembered.clear()
     const known = remembered.get(key)

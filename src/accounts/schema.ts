@@ -79,6 +79,25 @@ export const ACCOUNTS_STEPS: Migration[] = [
       );
     `,
   },
+  {
+    name: 'key-owner-version',
+    // A server remembers each key's owner (organization, plan, limits) and forgot them all at every commit to
+    // the file, a sync's included. This version moves with every write to the tables an owner is read from, by
+    // trigger so that no writer can forget it, and a server forgets owners only when it moved (keys.ts).
+    sql: `
+      CREATE TABLE key_owner_version (version INTEGER NOT NULL);
+      INSERT INTO key_owner_version VALUES (0);
+      ${['api_keys', 'organizations', 'plans']
+        .flatMap((table) =>
+          ['INSERT', 'UPDATE', 'DELETE'].map(
+            (event) =>
+              `CREATE TRIGGER ${table}_${event.toLowerCase()}_moves_key_owners AFTER ${event} ON ${table}
+               BEGIN UPDATE key_owner_version SET version = version + 1; END;`,
+          ),
+        )
+        .join('\n')}
+    `,
+  },
 ]
 
 /** The live database's accounts tables. */

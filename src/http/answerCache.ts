@@ -7,7 +7,7 @@ import { ONE_OFF_GZIP_LEVEL } from './middleware/compressWhenAccepted.js'
  * depend on the time, says through which moment it stays true. Popular searches (the same state and
  * service type from every visitor of a booking site) are then answered without a query or a
  * serialization, and never differently from what the store would answer: every entry is dropped as soon
- * as the database changes (src/db/changes.ts), by this process or another.
+ * as the database changes (`Db.changeGeneration`), by this process or another.
  */
 
 /** An answer as it goes out: what `render` sends, whether it was just made or kept. */

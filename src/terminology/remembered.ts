@@ -14,7 +14,7 @@ import {
 /**
  * What lookups and validations read of the store, remembered per connection. Which release a URL (and
  * version) names changes when a release is imported or replaced, by this process or another, so those
- * answers are forgotten as soon as the database changes (src/db/changes.ts). A release's concepts never
+ * answers are forgotten as soon as the database changes (`Db.changeGeneration`). A release's concepts never
  * change under its id (ids are never reused; replacing a release makes a new id), so what was read of a
  * concept stays true and is only dropped for room.
  */
