@@ -21,7 +21,7 @@ import {
   TOTAL_SLOTS,
 } from './lib/slotFeed.js'
 
-const SYNC_GOAL_SLOTS_PER_S = 100_000
+const SYNC_GOAL_SLOTS_PER_S = 150_000
 const RSS_GOAL_MB = 300
 const P50_GOAL_MS = 2
 const P99_GOAL_MS = 20

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url'
 import { type FetchPolicy, safeFetch, type SafeResponse } from '../../ingest/fetch.js'
 import { parseJsonRecord, readBounded } from '../../ingest/json.js'
 import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
-import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
+import { isBlank, type Lines, linesOf, OVERSIZED } from '../../ingest/lines.js'
 import { guarded } from '../../ingest/sources.js'
 
 /**
@@ -213,35 +213,50 @@ export interface NdjsonRecord {
 }
 
 /**
- * Streams an output file record by record with flat memory. A read that fails part-way (connection reset,
- * short body, a source limit) throws, so the caller can keep the previous data; blank lines are skipped.
+ * Streams an output file a chunk of lines at a time with flat memory. A read that fails part-way (connection
+ * reset, short body, a source limit) throws, so the caller can keep the previous data.
  */
-export async function* readNdjson(
+export async function* readNdjsonLines(
   url: URL,
   manifest: Manifest,
   options: FeedOptions = {},
-): AsyncGenerator<NdjsonRecord> {
-  const limits = options.limits ?? DEFAULT_INGEST_LIMITS
+): AsyncGenerator<Lines> {
   const stream = await openOutput(url, manifest, options)
   let line = 0
   try {
-    for await (const { first, data, bounds, unterminated } of linesOf(stream, limits)) {
-      for (let at = 0; at < bounds.length; at += 2) {
-        line = first + at / 2
-        const start = bounds[at] as number
-        const end = bounds[at + 1] as number
-        if (start === OVERSIZED) {
-          yield { line, record: { problem: tooLarge(limits).replace('document', 'record') }, unterminated }
-          continue
-        }
-        if (isBlank(data, start, end)) continue
-        yield { line, record: parseJsonRecord(data, start, end), unterminated }
-      }
+    for await (const lines of linesOf(stream, options.limits ?? DEFAULT_INGEST_LIMITS)) {
+      yield lines
+      line = lines.first + lines.bounds.length / 2 - 1
       if (options.signal?.aborted) throw new Error('the sync was interrupted')
     }
   } catch (error) {
     throw new FeedError(`${url} broke off after line ${line}: ${(error as Error).message}`)
   } finally {
     stream.destroy()
+  }
+}
+
+/** What a line past the record limit is refused with. */
+export const oversizedRecord = (limits: IngestLimits = DEFAULT_INGEST_LIMITS) =>
+  tooLarge(limits).replace('document', 'record')
+
+/** Streams an output file record by record (see readNdjsonLines); blank lines are skipped. */
+export async function* readNdjson(
+  url: URL,
+  manifest: Manifest,
+  options: FeedOptions = {},
+): AsyncGenerator<NdjsonRecord> {
+  for await (const { first, data, bounds, unterminated } of readNdjsonLines(url, manifest, options)) {
+    for (let at = 0; at < bounds.length; at += 2) {
+      const line = first + at / 2
+      const start = bounds[at] as number
+      const end = bounds[at + 1] as number
+      if (start === OVERSIZED) {
+        yield { line, record: { problem: oversizedRecord(options.limits) }, unterminated }
+        continue
+      }
+      if (isBlank(data, start, end)) continue
+      yield { line, record: parseJsonRecord(data, start, end), unterminated }
+    }
   }
 }

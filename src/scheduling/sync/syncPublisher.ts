@@ -9,12 +9,16 @@ import {
   type Manifest,
   type ManifestOutput,
   type NdjsonRecord,
+  oversizedRecord,
   readNdjson,
+  readNdjsonLines,
 } from './feed.js'
 import { FeedModel, REFERENCE_TYPES } from './feedModel.js'
 import { findPublisher, listPublishers, type Publisher } from '../publishers.js'
 import { SLOT_STATUSES } from '../model.js'
-import { readSlot } from './feedResources.js'
+import type { SlotRecord } from './feedResources.js'
+import { eachOfBatch } from './slotLines.js'
+import { SlotParser } from './slotParser.js'
 import { deletePublisherSlots, SlotWriter } from './slotWriter.js'
 
 export type SyncOutcome = 'synced' | 'unchanged' | 'skipped' | 'failed'
@@ -130,11 +134,45 @@ async function eachRecord(
   return read
 }
 
+/** Reads every Slot line of an output through `parser`: `take` with each slot, in line order. */
+async function eachSlot(
+  output: ManifestOutput,
+  manifest: Manifest,
+  options: FeedOptions,
+  problems: Problems,
+  parser: SlotParser,
+  take: (slot: SlotRecord, line: number) => void,
+): Promise<number> {
+  const file = displayName(output.url)
+  let read = 0
+  await parser.each(readNdjsonLines(output.url, manifest, options), (batch) => {
+    read += batch.records
+    if (batch.brokenEnd) throw new FeedError(`${file} ends in a partial record`)
+    eachOfBatch(batch, take, (line, message) => problems.add({ file, line, message }))
+  })
+  return read
+}
+
 /**
  * Syncs one publisher: fetch the manifest (no work when unchanged), read its reference files, then replace
  * the publisher's slots in one transaction. Any failure before the commit leaves the previous data as it was.
  */
-export async function syncPublisher(db: Db, slug: string, options: SyncOptions): Promise<SyncReport> {
+export async function syncPublisher(
+  db: Db,
+  slug: string,
+  options: SyncOptions,
+  /** Given when several publishers are synced in turn, so that they share one parser's thread. */
+  shared?: SlotParser,
+): Promise<SyncReport> {
+  const parser = shared ?? new SlotParser(oversizedRecord(options.limits))
+  try {
+    return await syncWith(db, slug, options, parser)
+  } finally {
+    if (!shared) await parser.close()
+  }
+}
+
+async function syncWith(db: Db, slug: string, options: SyncOptions, parser: SlotParser): Promise<SyncReport> {
   const started = options.clock()
   const publisher = findPublisher(db, slug)
   const report: SyncReport = {
@@ -172,7 +210,8 @@ export async function syncPublisher(db: Db, slug: string, options: SyncOptions):
     const problems = new Problems()
     // The outcome is recorded in the sync's own transaction: every commit to the main file makes each
     // server drop what it keeps of it (answers, known keys), so a sync commits as few times as it can.
-    await importFeed(db, publisher, fetched.manifest, fetched.validators, report, problems, options, () => {
+    const feed = { publisher, manifest: fetched.manifest, validators: fetched.validators, parser }
+    await importFeed(db, feed, report, problems, options, () => {
       report.problems = problems.list
       report.skipped = problems.count
       settle('synced')
@@ -196,22 +235,30 @@ function giveBackWal(db: Db): void {
   }
 }
 
+interface FetchedFeed {
+  publisher: Publisher
+  manifest: Manifest
+  validators: FetchedValidators
+  parser: SlotParser
+}
+
 async function importFeed(
   db: Db,
-  publisher: Publisher,
-  manifest: Manifest,
-  validators: FetchedValidators,
+  { publisher, manifest, validators, parser }: FetchedFeed,
   report: SyncReport,
   problems: Problems,
   options: SyncOptions,
   beforeCommit: () => void,
 ): Promise<void> {
   const model = new FeedModel(publisher.slug)
-  const progress = () => {
-    if (options.onProgress && report.read % PROGRESS_EVERY === 0)
-      options.onProgress(publisher.slug, report.read)
-  }
   let references = 0
+  // Counted here: report.read only moves once a whole file is read.
+  let slotsTaken = 0
+  const progress = () => {
+    slotsTaken++
+    if (options.onProgress && slotsTaken % PROGRESS_EVERY === 0)
+      options.onProgress(publisher.slug, references + slotsTaken)
+  }
   for (const type of REFERENCE_TYPES) {
     for (const output of manifest.outputs.filter((candidate) => candidate.type === type)) {
       report.read += await eachRecord(output, manifest, options, problems, (record, line) => {
@@ -242,10 +289,8 @@ async function importFeed(
     const writer = new SlotWriter(db, publisher.slug, part)
     for (const output of manifest.outputs.filter((candidate) => candidate.type === 'Slot')) {
       const file = displayName(output.url)
-      report.read += await eachRecord(output, manifest, options, problems, (record, line) => {
+      report.read += await eachSlot(output, manifest, options, problems, parser, (slot, line) => {
         progress()
-        const slot = readSlot(record)
-        if (typeof slot === 'string') return problems.add({ file, line, message: slot })
         const schedule = model.schedules.get(slot.scheduleId)
         if (!schedule) {
           return problems.add({
@@ -305,11 +350,16 @@ export async function syncPublishers(
         .filter((publisher) => publisher.enabled)
         .map((publisher) => publisher.slug)
   const reports: SyncReport[] = []
-  for (const slug of slugs) {
-    const report = await syncPublisher(db, slug, options)
-    reports.push(report)
-    // Interrupted: the publisher under way rolled back; the others are left as they are.
-    if (options.signal?.aborted) throw new FeedError(`interrupted while syncing ${slug}`)
+  const parser = new SlotParser(oversizedRecord(options.limits))
+  try {
+    for (const slug of slugs) {
+      const report = await syncPublisher(db, slug, options, parser)
+      reports.push(report)
+      // Interrupted: the publisher under way rolled back; the others are left as they are.
+      if (options.signal?.aborted) throw new FeedError(`interrupted while syncing ${slug}`)
+    }
+  } finally {
+    await parser.close()
   }
   if (reports.some((report) => report.outcome === 'synced')) db.exec('PRAGMA optimize')
   return reports

@@ -1,0 +1,123 @@
+import { Worker } from 'node:worker_threads'
+import type { Lines } from '../../ingest/lines.js'
+import { readSlotLines, type SlotBatch } from './slotLines.js'
+
+/** A sync's first slot lines are read on the calling thread: a small sync (the demo's) never starts the thread. */
+const INLINE_LINES = 20_000
+/** Lines go to the thread in groups of about this many bytes: a message costs tens of microseconds. */
+const GROUP_BYTES = 512 * 1024
+/** Groups sent and not yet answered, at most: memory stays flat when the thread falls behind. */
+const IN_FLIGHT = 3
+
+/**
+ * Reads slot lines into slots on a thread of its own, so that parsing a feed (JSON, then the Slot's members:
+ * about half of a sync's work) runs beside the writing on the calling thread on a machine with two cores or
+ * more. Answers come back in the order the lines went; writing stays on the caller's thread, in its one
+ * transaction per publisher.
+ */
+export class SlotParser {
+  #worker: Worker | undefined
+  #waiting: { resolve: (batch: SlotBatch) => void; reject: (error: Error) => void }[] = []
+  #failure: Error | undefined
+  #lines = 0
+
+  /** `oversized`: what a line past the record limit is refused with. */
+  constructor(private readonly oversized: string) {}
+
+  /**
+   * Reads every chunk of `source` and hands each batch of slots, in order, to `settle`. A throw from
+   * `settle` or `source` stops the reading (batches still on the thread are dropped).
+   */
+  async each(source: AsyncIterable<Lines>, settle: (batch: SlotBatch) => void): Promise<void> {
+    const pending: Promise<SlotBatch>[] = []
+    let group: Lines[] = []
+    let groupBytes = 0
+    const send = () => {
+      const sent = this.#send(group)
+      // Settled in order below; a failure seen first by another is not left unhandled.
+      sent.catch(() => undefined)
+      pending.push(sent)
+      group = []
+      groupBytes = 0
+    }
+    try {
+      for await (const chunk of source) {
+        this.#lines += chunk.bounds.length / 2
+        if (this.#lines <= INLINE_LINES) {
+          settle(readSlotLines(chunk, this.oversized))
+          continue
+        }
+        group.push(chunk)
+        groupBytes += chunk.data.length
+        if (groupBytes >= GROUP_BYTES) send()
+        while (pending.length >= IN_FLIGHT) settle(await (pending.shift() as Promise<SlotBatch>))
+      }
+      if (group.length > 0) send()
+      while (pending.length > 0) settle(await (pending.shift() as Promise<SlotBatch>))
+    } finally {
+      // The thread answers in order: batches of a stopped read are taken off before the next read's.
+      await Promise.allSettled(pending)
+    }
+  }
+
+  /** Stops the thread, if one was started. */
+  async close(): Promise<void> {
+    const worker = this.#worker
+    this.#worker = undefined
+    if (worker) await worker.terminate()
+  }
+
+  #send(group: Lines[]): Promise<SlotBatch> {
+    if (this.#failure) return Promise.reject(this.#failure)
+    const worker = (this.#worker ??= this.#start())
+    const joined = joinLines(group)
+    // A copy of the bytes, moved to the thread: the chunks' own buffers may be views of a larger one.
+    const data = new Uint8Array(joined.data)
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ resolve, reject })
+      worker.postMessage({ ...joined, data }, [data.buffer])
+    })
+  }
+
+  #start(): Worker {
+    // From the TypeScript sources (tests, benchmarks) the thread loads tsx first and then its .ts file.
+    const fromSources = import.meta.url.endsWith('.ts')
+    const program = new URL(`./slotParserThread.${fromSources ? 'ts' : 'js'}`, import.meta.url)
+    const options = { workerData: { oversized: this.oversized } }
+    const worker = fromSources
+      ? new Worker(
+          `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(program.href)}, __filename))`,
+          {
+            ...options,
+            eval: true,
+          },
+        )
+      : new Worker(program, options)
+    worker.on('message', (batch: SlotBatch) => this.#waiting.shift()?.resolve(batch))
+    const fail = (error: Error) => {
+      this.#failure = error
+      for (const waiting of this.#waiting.splice(0)) waiting.reject(error)
+    }
+    worker.on('error', fail)
+    worker.on('exit', (code) => fail(new Error(`the slot parser's thread stopped (exit code ${code})`)))
+    return worker
+  }
+}
+
+/** Consecutive chunks of lines as one: their bytes joined, each line's range moved by what came before. */
+function joinLines(group: Lines[]): Lines {
+  if (group.length === 1) return group[0] as Lines
+  const bounds: number[] = []
+  let offset = 0
+  for (const { data, bounds: own } of group) {
+    for (const bound of own) bounds.push(bound < 0 ? bound : bound + offset)
+    offset += data.length
+  }
+  const last = group[group.length - 1] as Lines
+  return {
+    first: (group[0] as Lines).first,
+    data: Buffer.concat(group.map((lines) => lines.data)),
+    bounds,
+    ...(last.unterminated ? { unterminated: true } : {}),
+  }
+}

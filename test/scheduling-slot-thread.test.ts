@@ -1,0 +1,167 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/app/store.js'
+import { addPublisher } from '../src/scheduling/publishers.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+import { runCli, runCliJson } from './support/cli.js'
+
+/**
+ * A feed large enough that its slot lines past the first 20,000 are read on the slot parser's thread
+ * (src/scheduling/sync/slotParser.ts): what is stored and refused must be what reading them in line would give.
+ */
+const SLOTS = 30_000
+const STU1 = 'http://hl7.org/fhir/uv/smart-scheduling-links/StructureDefinition/'
+const FROM = Date.parse('2026-12-01T00:00:00Z')
+/** Lines of the slot file (1-based) that are refused, and why. */
+const REFUSED = new Map([
+  [21_000, /^not valid JSON/],
+  [24_000, /^Slot bad-status has an unknown status "open"/],
+  [27_000, /^Slot orphan names an unknown Schedule\/s-nowhere$/],
+])
+const BLANK_LINE = 25_000
+
+function slotLine(line: number): string {
+  if (line === BLANK_LINE) return '   '
+  if (line === 21_000) return '{"resourceType": "Slot", "id": '
+  const start = FROM + (line % 500) * 900_000
+  const slot: Record<string, unknown> = {
+    resourceType: 'Slot',
+    id: `t${line}`,
+    schedule: { reference: `Schedule/s${line % 7}` },
+    status: line % 5 === 0 ? 'busy' : 'free',
+    start: new Date(start).toISOString(),
+    end: new Date(start + 900_000).toISOString(),
+  }
+  if (line === 24_000) Object.assign(slot, { id: 'bad-status', status: 'open' })
+  if (line === 27_000) Object.assign(slot, { id: 'orphan', schedule: { reference: 'Schedule/s-nowhere' } })
+  if (line === 22_222 || line === 2_222) {
+    // Every member a slot can carry of its own, on a line read in line (2,222) and on one read on the thread.
+    Object.assign(slot, {
+      serviceType: [
+        { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/service-type', code: '124' }] },
+      ],
+      appointmentType: {
+        coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v2-0276', code: 'WALKIN' }],
+      },
+      extension: [
+        { url: `${STU1}booking-deep-link`, valueUrl: 'https://book.example.org/slot?é=ü' },
+        { url: `${STU1}booking-phone`, valueContactPoint: { system: 'phone', value: '555-0100' } },
+        { url: `${STU1}slot-capacity`, valueInteger: 3 },
+        {
+          url: `${STU1}patient-type`,
+          valueCoding: { system: 'http://terminology.hl7.org/CodeSystem/accepting-patients', code: 'newpt' },
+        },
+      ],
+    })
+  }
+  return JSON.stringify(slot)
+}
+
+function writeFeed(dir: string, lastLine?: string): string {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(
+    join(dir, 'locations.ndjson'),
+    `${JSON.stringify({ resourceType: 'Location', id: 'l0', name: 'Clinic', address: { city: 'Boston', state: 'MA' } })}\n`,
+  )
+  writeFileSync(
+    join(dir, 'schedules.ndjson'),
+    Array.from({ length: 7 }, (_, index) =>
+      JSON.stringify({
+        resourceType: 'Schedule',
+        id: `s${index}`,
+        serviceType: [
+          { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/service-type', code: '57' }] },
+        ],
+        actor: [{ reference: 'Location/l0' }],
+      }),
+    ).join('\n'),
+  )
+  const lines = Array.from({ length: SLOTS }, (_, index) => slotLine(index + 1))
+  writeFileSync(join(dir, 'slots.ndjson'), `${lines.join('\n')}\n${lastLine ?? ''}`)
+  writeFileSync(
+    join(dir, '$bulk-publish'),
+    JSON.stringify({
+      // A new manifest for a new publication: an unchanged one is not read again.
+      transactionTime: new Date(FROM + (lastLine === undefined ? 0 : 60_000)).toISOString(),
+      output: [
+        { type: 'Location', url: 'locations.ndjson' },
+        { type: 'Schedule', url: 'schedules.ndjson' },
+        { type: 'Slot', url: 'slots.ndjson' },
+      ],
+    }),
+  )
+  return join(dir, '$bulk-publish')
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-slot-thread-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** The stored form of a slot and its series, for comparing the two lines that carry every member. */
+function storedSlot(db: ReturnType<typeof openDatabase>, id: string) {
+  return db
+    .prepare(
+      `SELECT s.status, s.start_ms, s.end_ms, s.booking_link, s.booking_phone, s.capacity,
+              r.service_types, r.appointment_type, r.accepting
+         FROM sched_slots s JOIN sched_series r ON r.id = s.series_id WHERE s.id = ?`,
+    )
+    .get(id) as Record<string, unknown> | undefined
+}
+
+describe('slot lines read on the parser thread', () => {
+  it('store and refuse exactly what their lines say, each refusal with its file and line', async () => {
+    const db = openDatabase(join(dir, 'in-process', 'svc.db'))
+    addPublisher(db, { slug: 'big', manifestUrl: writeFeed(join(dir, 'feed')) })
+    const report = await syncPublisher(db, 'big', { clock: () => FROM })
+    expect(report.outcome).toBe('synced')
+    // 1 location, 7 schedules, every slot line but the blank one.
+    expect(report.read).toBe(1 + 7 + SLOTS - 1)
+    expect(report.written).toBe(SLOTS - 1 - REFUSED.size)
+    expect(report.problems.map((problem) => problem.line)).toEqual([...REFUSED.keys()])
+    for (const problem of report.problems) {
+      expect(problem.file).toBe(join(dir, 'feed', 'slots.ndjson'))
+      expect(problem.message).toMatch(REFUSED.get(problem.line) as RegExp)
+    }
+    const threaded = storedSlot(db, 'big:t22222')
+    expect(threaded).toEqual(storedSlot(db, 'big:t2222'))
+    expect(threaded).toMatchObject({
+      status: 0,
+      booking_link: 'https://book.example.org/slot?é=ü',
+      booking_phone: '555-0100',
+      capacity: 3,
+      appointment_type: 'WALKIN',
+      accepting: 'newpt',
+    })
+    expect(JSON.parse(threaded?.service_types as string)).toEqual([
+      { system: 'http://terminology.hl7.org/CodeSystem/service-type', code: '124' },
+    ])
+    expect(storedSlot(db, 'big:t29999')).toMatchObject({ status: 0, booking_link: null, capacity: null })
+    expect(storedSlot(db, 'big:t30000')).toMatchObject({ status: 1 })
+    db.close()
+  })
+
+  it('fail the sync and keep what was stored when the file breaks off inside a line', async () => {
+    const db = openDatabase(join(dir, 'broken', 'svc.db'))
+    const manifest = writeFeed(join(dir, 'feed-broken'))
+    addPublisher(db, { slug: 'big', manifestUrl: manifest })
+    expect((await syncPublisher(db, 'big', { clock: () => FROM })).outcome).toBe('synced')
+    writeFeed(join(dir, 'feed-broken'), '{"resourceType": "Slot", "id": "cut')
+    const report = await syncPublisher(db, 'big', { clock: () => FROM + 120_000 })
+    expect(report).toMatchObject({
+      outcome: 'failed',
+      message: expect.stringMatching(/ends in a partial record$/),
+    })
+    expect(db.prepare('SELECT count(*) FROM sched_slots').pluck().get()).toBe(SLOTS - 1 - REFUSED.size)
+    db.close()
+  })
+
+  it('read the same from the built command (its thread runs the compiled module)', async () => {
+    const env = { SVC_DB: join(dir, 'cli', 'svc.db'), SVC_FAKE_NOW: new Date(FROM).toISOString() }
+    await runCliJson(['publishers', 'add', 'big', '--manifest', writeFeed(join(dir, 'feed-cli'))], env)
+    const result = await runCli(['import', 'publishers', '--json'], env)
+    const [report] = JSON.parse(result.stdout) as { written: number; problems: { line: number }[] }[]
+    expect(report?.written).toBe(SLOTS - 1 - REFUSED.size)
+    expect(report?.problems.map((problem) => problem.line)).toEqual([...REFUSED.keys()])
+  })
+})
