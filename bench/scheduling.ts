@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -16,6 +16,7 @@ import {
   npiOf,
   SERVICE_TYPES,
   SHAPE,
+  generateKeptFeed,
   startFeedProcess,
   SPECIALTIES,
   TOTAL_SLOTS,
@@ -132,7 +133,12 @@ export async function run(args: string[]): Promise<void> {
   const reused = values.db
   const dir = reused === undefined ? mkdtempSync(join(tmpdir(), 'svc-bench-scheduling-')) : undefined
   const dbPath = reused ?? join(dir as string, 'svc.db')
-  const feed = reused === undefined ? await startFeedProcess() : undefined
+  // The publishers' files are generated and kept first, then served as files: the generator stands in for
+  // the publishers' own machines, and its CPU is not the sync's.
+  const feedDir = dir === undefined ? undefined : join(dir, 'feed')
+  if (feedDir) mkdirSync(feedDir)
+  const feed = feedDir === undefined ? undefined : await startFeedProcess(feedDir)
+  if (feed) await generateKeptFeed(feed.url, publishers)
   try {
     const sync = feed ? await syncFeed(feed.url, dbPath, publishers) : undefined
     if (!sync) console.log(`Sync skipped: querying ${dbPath} as an earlier run left it.`)

@@ -229,6 +229,22 @@ async function serve(keepDir: string | undefined) {
   console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
 }
 
+/**
+ * Asks the feed kept in a directory (`startFeedProcess(keepDir)`) for every file of the first `publishers`,
+ * so that they are generated and kept before a measured sync reads them.
+ */
+export async function generateKeptFeed(url: string, publishers: number): Promise<void> {
+  for (let publisher = 0; publisher < publishers; publisher++) {
+    const manifest = (await (await fetch(`${url}/p${publisher}/$bulk-publish`)).json()) as {
+      output: { url: string }[]
+    }
+    for (const output of manifest.output) {
+      const body = (await fetch(`${url}${output.url}`)).body
+      if (body) for await (const _chunk of body) void _chunk
+    }
+  }
+}
+
 /** This feed server in a child process of its own (so that generating never takes the bench's thread). */
 export function startFeedProcess(keepDir?: string): Promise<{ url: string; stop: () => void }> {
   const keep = keepDir ? [keepDir] : []
