@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url'
 import { type FetchPolicy, safeFetch, type SafeResponse } from '../../ingest/fetch.js'
 import { parseJsonRecord, readBounded } from '../../ingest/json.js'
 import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
-import { isBlank, type Lines, linesOf, OVERSIZED } from '../../ingest/lines.js'
+import { type JsonLine, jsonLines } from '../../ingest/jsonLines.js'
+import { type Lines, linesOf } from '../../ingest/lines.js'
 import { guarded } from '../../ingest/sources.js'
 
 /**
@@ -204,14 +205,6 @@ async function openOutput(output: URL, manifest: Manifest, options: FeedOptions)
   return guarded(response.body, output.href, options.limits ?? DEFAULT_INGEST_LIMITS)
 }
 
-/** One record of an output: its parsed value, or why it is refused. */
-export interface NdjsonRecord {
-  line: number
-  record: { value: unknown } | { problem: string }
-  /** The file's last line had no line break: if it does not parse, the file broke off. */
-  unterminated?: boolean
-}
-
 /**
  * Streams an output file a chunk of lines at a time with flat memory. A read that fails part-way (connection
  * reset, short body, a source limit) throws, so the caller can keep the previous data.
@@ -245,18 +238,7 @@ export async function* readNdjson(
   url: URL,
   manifest: Manifest,
   options: FeedOptions = {},
-): AsyncGenerator<NdjsonRecord> {
-  for await (const { first, data, bounds, unterminated } of readNdjsonLines(url, manifest, options)) {
-    for (let at = 0; at < bounds.length; at += 2) {
-      const line = first + at / 2
-      const start = bounds[at] as number
-      const end = bounds[at + 1] as number
-      if (start === OVERSIZED) {
-        yield { line, record: { problem: oversizedRecord(options.limits) }, unterminated }
-        continue
-      }
-      if (isBlank(data, start, end)) continue
-      yield { line, record: parseJsonRecord(data, start, end), unterminated }
-    }
-  }
+): AsyncGenerator<JsonLine> {
+  const oversized = oversizedRecord(options.limits)
+  for await (const lines of readNdjsonLines(url, manifest, options)) yield* jsonLines(lines, oversized)
 }

@@ -1,5 +1,5 @@
-import { parseJsonRecord } from '../../ingest/json.js'
-import { isBlank, type Lines, OVERSIZED } from '../../ingest/lines.js'
+import { jsonLines } from '../../ingest/jsonLines.js'
+import type { Lines } from '../../ingest/lines.js'
 import { isJsonObject } from '../../jsonObject.js'
 import { type AcceptingPatients, type Coding, SLOT_STATUSES } from '../model.js'
 import { readSlot, type SlotRecord } from './feedResources.js'
@@ -31,8 +31,7 @@ export interface SlotBatch {
 
 /** Reads every line of `lines` as a Slot; `oversized` is what a line past the record limit is refused with. */
 export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
-  const { first, data, bounds, unterminated } = lines
-  const count = bounds.length / 2
+  const count = lines.bounds.length / 2
   const slotLines = new Int32Array(count)
   const numbers = new Float64Array(count * 4)
   const lengths = new Int32Array(count * TEXT_MEMBERS)
@@ -45,17 +44,11 @@ export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
     lengths[slots * TEXT_MEMBERS + index] = value === undefined ? -1 : value.length
     if (value !== undefined) texts.push(value)
   }
-  for (let at = 0; at < bounds.length; at += 2) {
-    const line = first + at / 2
-    const start = bounds[at] as number
-    const end = bounds[at + 1] as number
-    if (start !== OVERSIZED && isBlank(data, start, end)) continue
+  for (const { line, record: parsed, unterminated } of jsonLines(lines, oversized)) {
     records++
-    const parsed = start === OVERSIZED ? { problem: oversized } : parseJsonRecord(data, start, end)
     const record = 'value' in parsed ? parsed.value : undefined
     if (!isJsonObject(record)) {
-      // Only the stream's last line can have been cut off.
-      if (unterminated && at === bounds.length - 2) brokenEnd = true
+      if (unterminated) brokenEnd = true
       else problems.push({ line, message: 'problem' in parsed ? parsed.problem : 'not a JSON object' })
       continue
     }

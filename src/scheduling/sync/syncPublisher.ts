@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import type { Clock } from '../../clock.js'
+import type { JsonLine } from '../../ingest/jsonLines.js'
 import type { Db } from '../../db/open.js'
 import {
   FeedError,
@@ -8,7 +9,6 @@ import {
   fetchManifest,
   type Manifest,
   type ManifestOutput,
-  type NdjsonRecord,
   oversizedRecord,
   readNdjson,
   readNdjsonLines,
@@ -103,7 +103,7 @@ class Problems {
 }
 
 /** A record as a JSON object, or why it is not one. */
-function objectOf(record: NdjsonRecord['record']): Json | string {
+function objectOf(record: JsonLine['record']): Json | string {
   if ('problem' in record) return record.problem
   const { value } = record
   return typeof value === 'object' && value !== null && !Array.isArray(value)

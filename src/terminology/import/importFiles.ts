@@ -2,9 +2,10 @@ import { createReadStream, readdirSync, statSync } from 'node:fs'
 import { basename, dirname, extname, join, resolve } from 'node:path'
 import type { Db } from '../../db/open.js'
 import { delimitedRows } from '../../ingest/delimited.js'
-import { parseJsonRecord, readJsonDocument } from '../../ingest/json.js'
+import { readJsonDocument } from '../../ingest/json.js'
 import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../ingest/limits.js'
-import { isBlank, linesOf, OVERSIZED } from '../../ingest/lines.js'
+import { jsonLines } from '../../ingest/jsonLines.js'
+import { linesOf } from '../../ingest/lines.js'
 import { type Converted, fromFhirResource } from '../fhirResources.js'
 import type { BadRecord, CodeSystemRelease, ValueSetRecord } from '../model.js'
 import { writeCodeSystem, writeValueSet } from '../write.js'
@@ -141,17 +142,8 @@ async function readFile(
     return
   }
   if (extension === '.ndjson') {
-    for await (const { first, data, bounds } of linesOf(open(), limits)) {
-      for (let at = 0; at < bounds.length; at += 2) {
-        const line = first + at / 2
-        const start = bounds[at] as number
-        const end = bounds[at + 1] as number
-        if (start === OVERSIZED) {
-          units.bad.push({ file, line, message: tooLarge })
-          continue
-        }
-        if (isBlank(data, start, end)) continue
-        const record = parseJsonRecord(data, start, end)
+    for await (const lines of linesOf(open(), limits)) {
+      for (const { line, record } of jsonLines(lines, tooLarge)) {
         if ('problem' in record) units.bad.push({ file, line, message: record.problem })
         else takeResource(units, record.value, file, version, line)
       }
