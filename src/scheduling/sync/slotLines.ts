@@ -58,10 +58,10 @@ export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
       continue
     }
     slotLines[slots] = line
-    numbers.set(
-      [SLOT_STATUSES.indexOf(slot.status), slot.startMs, slot.endMs, slot.capacity ?? Number.NaN],
-      slots * 4,
-    )
+    numbers[slots * 4] = SLOT_STATUSES.indexOf(slot.status)
+    numbers[slots * 4 + 1] = slot.startMs
+    numbers[slots * 4 + 2] = slot.endMs
+    numbers[slots * 4 + 3] = slot.capacity ?? Number.NaN
     text(0, slot.id)
     text(1, slot.scheduleId)
     text(2, slot.serviceTypes.length > 0 ? JSON.stringify(slot.serviceTypes) : undefined)

@@ -71,11 +71,13 @@ export class SlotParser {
     if (this.#failure) return Promise.reject(this.#failure)
     const worker = (this.#worker ??= this.#start())
     const joined = joinLines(group)
-    // A copy of the bytes, moved to the thread: the chunks' own buffers may be views of a larger one.
-    const data = new Uint8Array(joined.data)
+    // The bytes are moved to the thread: a joined group's own buffer as it is, a lone chunk's (a view of
+    // the stream's buffer) copied first.
+    const whole = joined.data.byteOffset === 0 && joined.data.buffer.byteLength === joined.data.length
+    const data = group.length > 1 && whole ? joined.data : new Uint8Array(joined.data)
     return new Promise((resolve, reject) => {
       this.#waiting.push({ resolve, reject })
-      worker.postMessage({ ...joined, data }, [data.buffer])
+      worker.postMessage({ ...joined, data }, [data.buffer as ArrayBuffer])
     })
   }
 

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import type { Clock } from '../../clock.js'
 import type { JsonLine } from '../../ingest/jsonLines.js'
+import { isJsonObject } from '../../jsonObject.js'
 import type { Db } from '../../db/open.js'
 import {
   FeedError,
@@ -105,10 +106,7 @@ class Problems {
 /** A record as a JSON object, or why it is not one. */
 function objectOf(record: JsonLine['record']): Json | string {
   if ('problem' in record) return record.problem
-  const { value } = record
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Json)
-    : 'not a JSON object'
+  return isJsonObject(record.value) ? record.value : 'not a JSON object'
 }
 
 /** Reads every line of an output; a final line cut short means the file broke off, which fails the sync. */
