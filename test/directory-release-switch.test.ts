@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runCliJson } from './support/cli.js'
@@ -23,6 +23,17 @@ function releaseFilesOpen(dir: string): string[] {
   })
 }
 
+/** Whether this process holds a shared (read) lock on `file` now, as /proc/locks lists POSIX locks. */
+function holdsReadLock(file: string): boolean {
+  const inode = statSync(file).ino
+  return readFileSync('/proc/locks', 'utf8')
+    .split('\n')
+    .some((line) => {
+      const [, , , kind, pid, device] = line.trim().split(/\s+/)
+      return kind === 'READ' && Number(pid) === process.pid && device?.endsWith(`:${inode}`)
+    })
+}
+
 describe('a new directory release going live under a running server', () => {
   it('is served from the next request, and the replaced file is let go of, not kept open', async () => {
     t = await startTestServer()
@@ -42,6 +53,21 @@ describe('a new directory release going live under a running server', () => {
       expect(open.length).toBeGreaterThan(0)
       expect(open.every((file) => file.includes(`.directory-${summary.release}.db`))).toBe(true)
       await sleep(1)
+    }
+  })
+
+  it('is read under one shared lock held while it is served, not locked and checked again by every statement', async () => {
+    t = await startTestServer()
+    const server = t
+    const env = { SVC_DB: server.dbPath }
+    for (let release = 1; release <= 2; release++) {
+      await runCliJson(['import', 'directory', PLAN_NET], env)
+      const answer = await server.get('/v1/fhir/r4/Practitioner?name=a', bearer(server.key))
+      expect(answer.status).toBe(200)
+      const [file] = releaseFilesOpen(server.dir).filter((open) => !open.endsWith('(deleted)'))
+      expect(file).toBeDefined()
+      // Between requests: a lock taken and dropped per statement would be gone by now.
+      expect(holdsReadLock(file as string)).toBe(true)
     }
   })
 })

@@ -359,6 +359,6 @@ export async function syncPublishers(
   } finally {
     await parser.close()
   }
-  if (reports.some((report) => report.outcome === 'synced')) db.exec('PRAGMA optimize')
+  if (reports.some((report) => report.outcome === 'synced')) db.exec('PRAGMA main.optimize')
   return reports
 }
