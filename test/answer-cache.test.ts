@@ -77,4 +77,28 @@ describe('gzip of answers', () => {
       await server.close()
     }
   })
+
+  it('sends a stored resource past 16 KB, and a searchset of them, gzipped whole with its length', async () => {
+    const server = await startTestServer({ env: { SVC_ANSWER_CACHE_MB: '0' } })
+    try {
+      for (const path of [
+        '/v1/fhir/r4/Questionnaire/prapare-example',
+        '/v1/fhir/r4/Questionnaire?url=http://hl7.org/fhir/us/core/Questionnaire/prapare-example',
+      ]) {
+        const headers = { authorization: `Bearer ${server.key}` }
+        const expected = Buffer.from(
+          await (await request(`${server.url}${path}`, { headers })).body.arrayBuffer(),
+        )
+        expect(expected.length).toBeGreaterThan(16 * 1024)
+        const response = await request(`${server.url}${path}`, {
+          headers: { ...headers, 'accept-encoding': 'gzip' },
+        })
+        expect(response.headers['content-encoding']).toBe('gzip')
+        expect(Number(response.headers['content-length'])).toBeGreaterThan(0)
+        expect(gunzipSync(Buffer.from(await response.body.arrayBuffer())).equals(expected)).toBe(true)
+      }
+    } finally {
+      await server.close()
+    }
+  })
 })

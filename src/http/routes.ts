@@ -122,7 +122,9 @@ function prepare(response: EndpointResponse): PreparedAnswer {
     contentType: response.contentType,
     bytes,
     etag: response.etag ? contentHash(bytes) : undefined,
-    splicedFrom: spliced?.splicedFrom,
+    // Only answers spliced from kept ones are gzipped by splicing theirs: a resource as stored, or a
+    // searchset of them, is compressed whole like any other answer.
+    splicedFrom: spliced?.splicedFrom.length ? spliced.splicedFrom : undefined,
   }
 }
 
