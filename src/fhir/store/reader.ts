@@ -166,10 +166,17 @@ export class ReleaseReader {
    */
   #held: number | undefined
 
+  /**
+   * Runs reads in one transaction. Made once: better-sqlite3 builds a transaction function with its five
+   * variants on every `db.transaction()` call, which cost more than the BEGIN and COMMIT it runs.
+   */
+  readonly #consistently: (read: () => unknown) => unknown
+
   constructor(
     private readonly db: Db,
     private readonly layout: StoreLayout,
   ) {
+    this.#consistently = db.transaction((read: () => unknown) => read())
     this.#attachAs = `${layout.declaration.prefix}_release`
     db.onClose(() => this.#letGo())
   }
@@ -190,7 +197,7 @@ export class ReleaseReader {
     // A release file never changes once live (a new release is a new file, attached only here, outside
     // the reads): its reads agree without a transaction, whose BEGIN and COMMIT cost about what a small read
     // does. The main file's tables (an old release, Questionnaires) can change between two statements.
-    return this.#attached !== null ? read() : this.db.transaction(read)()
+    return this.#attached !== null ? read() : (this.#consistently(read) as T)
   }
 
   /** One statement reads one state of the file already: no transaction around it, main file or release. */
