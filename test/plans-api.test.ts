@@ -251,6 +251,18 @@ describe('InsurancePlan search', () => {
     }
     expect(new Set(seen).size).toBe(8)
     expect(ids((await get('InsurancePlan?state=FL')).json)).toHaveLength(8)
+    // Pages that hold every match, or all but one, or exactly all of them: the same total, a next link only
+    // when something is left.
+    for (const [count, next] of [
+      [7, true],
+      [8, false],
+      [9, false],
+    ] as const) {
+      const page = (await get(`InsurancePlan?state=FL&_count=${count}`)).json
+      expect(page.total).toBe(8)
+      expect(ids(page)).toHaveLength(Math.min(count, 8))
+      expect(page.link.some((link: any) => link.relation === 'next')).toBe(next)
+    }
   })
 
   it('refuses bad parameters by name, all at once', async () => {

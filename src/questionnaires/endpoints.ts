@@ -65,7 +65,7 @@ interface Match {
 function heldMatches(state: Questionnaires, values: SearchValues): Match[] {
   const criteria = criteriaOf(TYPE, QUESTIONNAIRE_SEARCH, values)
   return state.reader.snapshot(() => {
-    const rows = state.reader.page(criteria, 0, Number.MAX_SAFE_INTEGER)
+    const { rows } = state.reader.page(criteria, 0, Number.MAX_SAFE_INTEGER)
     const order = state.db.statement(
       'SELECT rid, url, version, status_rank AS statusRank, date, origin, etag, last_modified AS lastModified FROM questionnaire_held WHERE rid = ?',
     )

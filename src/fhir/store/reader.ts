@@ -280,16 +280,24 @@ export class ReleaseReader {
     return bytes === undefined ? undefined : new StoredJson(type, id, bytes)
   }
 
-  /** Up to `limit` matches after rid `after`, in rid order (stable for keyset paging). */
-  page(criteria: readonly Criterion[], after: number, limit: number): StoredResource[] {
-    if (this.#empty) return []
+  /**
+   * Up to `limit` matches after rid `after`, in rid order (stable for keyset paging), and whether more match
+   * past them (one rid more is looked up; no resource is read for it).
+   */
+  page(
+    criteria: readonly Criterion[],
+    after: number,
+    limit: number,
+  ): { rows: StoredResource[]; more: boolean } {
+    if (this.#empty) return { rows: [], more: false }
     const sql = matchSql(this.layout, this.#schema, criteria)
     // `? + 0`: a bare LIMIT parameter is planned as a constant, so each run would plan the statement again.
     const rids = this.db
       .statement(`${sql.select} AND ${sql.rid} > ? ORDER BY ${sql.rid} LIMIT ? + 0`)
       .pluck()
-      .all(...sql.args, after, limit) as number[]
-    return rids.map((rid) => ({ rid, stored: this.#byRid(rid) }))
+      .all(...sql.args, after, limit + 1) as number[]
+    const more = rids.length > limit
+    return { rows: rids.slice(0, limit).map((rid) => ({ rid, stored: this.#byRid(rid) })), more }
   }
 
   count(criteria: readonly Criterion[]): number {

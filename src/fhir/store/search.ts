@@ -163,16 +163,18 @@ export class LocalSearch implements SearchSource {
       const criteria = criteriaOf(type, search, values)
       if (values._summary === 'count')
         return { matches: [], includes: [], total: this.reader.count(criteria) }
-      const total =
-        search.total && options.total !== false ? (state.t ?? this.reader.count(criteria)) : undefined
       const count =
         typeof values._count === 'number'
           ? values._count
           : search.count === 'whole'
             ? Number.MAX_SAFE_INTEGER
             : search.count.default
-      const rows = this.reader.page(criteria, state.a, count + 1)
-      const page = rows.slice(0, count)
+      const { rows: page, more } = this.reader.page(criteria, state.a, count)
+      // A first page that holds every match counts them itself: the count query would run the search again.
+      const total =
+        search.total && options.total !== false
+          ? (state.t ?? (state.a === 0 && !more ? page.length : this.reader.count(criteria)))
+          : undefined
       const matches = page.map((row) => row.stored)
       const last = page.at(-1)
       const { mark } = search
@@ -181,7 +183,7 @@ export class LocalSearch implements SearchSource {
         includes: this.#includes(search, values, matches),
         ...(mark ? { marks: matches.map((stored) => mark(stored, values)) } : {}),
         ...(total !== undefined ? { total } : {}),
-        ...(rows.length > count && last
+        ...(more && last
           ? { next: { p: values, a: last.rid, r: release, t: total } satisfies LocalState }
           : {}),
       }
