@@ -1,8 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -23,7 +20,7 @@ import {
   npiOf,
   pools,
 } from './lib/directoryData.js'
-import { formatTable, percentile, verdict } from './lib/load.js'
+import { formatTable, percentile, startBareAnswers, verdict } from './lib/load.js'
 
 const PLAN_NET = fileURLToPath(new URL('../test/fixtures/directory/plan-net', import.meta.url))
 const IMPORT_GOAL = 50_000
@@ -41,24 +38,6 @@ interface Timed {
   ownGoal?: number
 }
 
-/** node:http answering each path with the bytes and type svc answered it with, looked up in `answers`. */
-async function startBareServer(answers: ReadonlyMap<string, { bytes: Buffer; type: string }>) {
-  const server = createServer((request, response) => {
-    const answer = answers.get(request.url ?? '')
-    if (!answer) return void response.writeHead(404).end()
-    response.writeHead(200, { 'Content-Type': answer.type, 'Content-Length': answer.bytes.length })
-    response.end(answer.bytes)
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections()
-      return new Promise<void>((resolve) => server.close(() => resolve()))
-    },
-  }
-}
 // Limits are in force from 2026-11-01: a clock before it counts every request but never refuses one.
 const clock = () => Date.parse('2026-10-15T12:00:00Z')
 
@@ -162,7 +141,7 @@ export async function run(args: string[]): Promise<void> {
   const call = async (path: string) => JSON.parse((await fetchBytes(path)).bytes.toString())
   // The floor svc's own time is measured against: node:http answering each path with the bytes svc gave.
   const answers = new Map<string, { bytes: Buffer; type: string }>()
-  const bare = await startBareServer(answers)
+  const bare = await startBareAnswers(answers)
   const { families, givens } = pools(PLAN_NET)
   let seed = 7
   const next = (n: number) => {

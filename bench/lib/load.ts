@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { createServer, type OutgoingHttpHeaders } from 'node:http'
+import { createServer, type OutgoingHttpHeaders, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import autocannon from 'autocannon'
 
@@ -44,14 +44,9 @@ export interface BareServer {
   close(): Promise<void>
 }
 
-/** The floor to compare against: plain node:http sending fixed bytes, no routing, auth or store. */
-export async function startBareServer(body: Buffer, headers: OutgoingHttpHeaders): Promise<BareServer> {
-  // Content-Length given up front, as Koa does for a buffered body, so neither side pays for chunking.
-  const head = { ...headers, 'Content-Length': body.length }
-  const server = createServer((_request, response) => {
-    response.writeHead(200, head)
-    response.end(body)
-  })
+/** node:http with `handle` as its only code, on a loopback port. */
+async function serveBare(handle: RequestListener): Promise<BareServer> {
+  const server = createServer(handle)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
@@ -62,6 +57,28 @@ export async function startBareServer(body: Buffer, headers: OutgoingHttpHeaders
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+/** The floor to compare against: plain node:http sending fixed bytes, no routing, auth or store. */
+export function startBareServer(body: Buffer, headers: OutgoingHttpHeaders): Promise<BareServer> {
+  // Content-Length given up front, as Koa does for a buffered body, so neither side pays for chunking.
+  const head = { ...headers, 'Content-Length': body.length }
+  return serveBare((_request, response) => {
+    response.writeHead(200, head)
+    response.end(body)
+  })
+}
+
+/** The same floor for varied queries: each path answered with the bytes and media type in `answers`. */
+export function startBareAnswers(
+  answers: ReadonlyMap<string, { bytes: Buffer; type: string }>,
+): Promise<BareServer> {
+  return serveBare((request, response) => {
+    const answer = answers.get(request.url ?? '')
+    if (!answer) return void response.writeHead(404).end()
+    response.writeHead(200, { 'Content-Type': answer.type, 'Content-Length': answer.bytes.length })
+    response.end(answer.bytes)
+  })
 }
 
 /** Nearest-rank percentile of numbers already sorted ascending; NaN when there are none. */
