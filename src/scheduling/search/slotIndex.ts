@@ -99,14 +99,23 @@ class PublisherSeries {
     push(this.byGroupKey, series.groupKey, series)
   }
 
-  /** The smallest list that surely holds every match, each series once: the most selective indexed filter's. */
-  candidates(wanted: Wanted): Series[] {
+  /**
+   * The smallest list that surely holds every match, each series once: the most selective indexed filter's.
+   * `exact` when every series of it matches: it comes from the one series-level filter asked.
+   */
+  candidates(wanted: Wanted): { list: Series[]; exact: boolean } {
     let smallest = this.all
+    let asked = 0
+    let fromIndex = false
     const consider = (lists: (Series[] | undefined)[]) => {
+      asked++
       let size = 0
       for (const list of lists) size += list?.length ?? 0
       // A union's size is at most the sum of its lists': one that cannot be smaller is not made.
-      if (size < smallest.length) smallest = union(lists)
+      if (size < smallest.length) {
+        smallest = union(lists)
+        fromIndex = true
+      }
     }
     const lookUp = (index: Map<string, Series[]>, keys: string[]) => keys.map((key) => index.get(key))
     if (wanted.state !== undefined) consider([this.byState.get(wanted.state)])
@@ -120,7 +129,12 @@ class PublisherSeries {
       ])
     }
     if (wanted.groupKeys[0] !== undefined) consider([this.byGroupKey.get(wanted.groupKeys[0])])
-    return smallest
+    const unindexed =
+      wanted.isVirtual !== undefined ||
+      wanted.appointmentType !== undefined ||
+      wanted.acceptingPatients !== undefined ||
+      wanted.groupKeys.length > 1
+    return { list: smallest, exact: fromIndex && asked === 1 && !unindexed }
   }
 }
 
@@ -155,7 +169,10 @@ export class SlotIndex {
     const wanted = wantedOf(filters)
     for (const [slug, indexed] of this.#publishers) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
-      for (const series of indexed.candidates(wanted)) if (matches(series, wanted)) found.push(series)
+      // Testing every candidate again cost half a millisecond for a specialty held by 1,700 series.
+      const { list, exact } = indexed.candidates(wanted)
+      if (exact) for (const series of list) found.push(series)
+      else for (const series of list) if (matches(series, wanted)) found.push(series)
     }
     return found
   }
