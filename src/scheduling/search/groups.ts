@@ -3,7 +3,7 @@ import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from
 import { matchSeries, type Page, seriesStats, slotConditions, type SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { SERVED_SERIES } from './series.js'
-import { iso, SummaryCache, union } from './summaries.js'
+import { iso, summaries, union } from './summaries.js'
 
 export interface GroupMatch {
   key: string
@@ -98,7 +98,6 @@ export function searchGroups(
     'SELECT id, service_types, specialties, accepting FROM sched_series',
     pageTallies.flatMap((tally) => tally.series),
   )
-  const summaries = new SummaryCache()
   const groups = pageTallies.map((tally): GroupMatch => {
     const detail = details.get(tally.id)
     if (!detail) throw new Error(`group ${tally.id} vanished mid-read`)

@@ -241,14 +241,15 @@ export class SlotIndex {
   /** The start hours of these served series' slots of the status, as of the last refresh. */
   #hoursOf(series: Series[], status: number): Int32Array[] {
     const none = new Int32Array(0)
-    let indexed: PublisherSeries | undefined
+    let bySeries: Map<number, Int32Array> | undefined
     let publisher: string | undefined
+    // A publisher's series are listed together: its hours are looked up where the publisher changes.
     return series.map((entry) => {
       if (entry.publisher !== publisher) {
         publisher = entry.publisher
-        indexed = this.#publishers.get(publisher)
+        bySeries = this.#publishers.get(publisher)?.hours(this.db, status).bySeries
       }
-      return indexed?.hours(this.db, status).bySeries.get(entry.id) ?? none
+      return bySeries?.get(entry.id) ?? none
     })
   }
 

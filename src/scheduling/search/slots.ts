@@ -14,7 +14,7 @@ import {
 } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { masksBySync, type Series, type SeriesMask, SERVED_SERIES } from './series.js'
-import { iso, SummaryCache } from './summaries.js'
+import { iso, summaries } from './summaries.js'
 
 /** The slot listing: one page of matching slots in start order, read by key columns first, then whole. */
 
@@ -112,7 +112,7 @@ interface SlotRowOut {
   synced_at: string
 }
 
-function toSlot(row: SlotRowOut, summaries: SummaryCache): Record<string, unknown> {
+function toSlot(row: SlotRowOut): Record<string, unknown> {
   const serviceTypes = summaries.get<Coding[]>(row.service_types)
   const resourceId = row.id.slice(row.publisher.length + 1)
   const slot: Record<string, unknown> = {
@@ -244,6 +244,5 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
      ORDER BY t.start_ms, t.id`,
     )
     .all({ ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
-  const summaries = new SummaryCache()
-  return { slots: rows.map((row) => toSlot(row, summaries)), total }
+  return { slots: rows.map(toSlot), total }
 }

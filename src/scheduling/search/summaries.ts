@@ -2,18 +2,29 @@ import type { Coding } from '../model.js'
 
 export const iso = (ms: number) => new Date(ms).toISOString()
 
-/** Parses each group's summaries once per response, however many of its slots the page holds. */
-export class SummaryCache {
-  readonly #cache = new Map<string, unknown>()
+/** Distinct summaries kept parsed at most: about 10 MB of locations, providers and coding lists. */
+const KEPT_SUMMARIES = 20_000
+
+/**
+ * The stored JSON summaries of groups and series (locations, providers, coding lists), each parsed once and
+ * shared by every answer that shows it, read-only: a page of slots spread over many series parsed each of
+ * theirs anew, a tenth of a cold search's time. Keyed by the text itself, so a changed summary is another
+ * entry; past KEPT_SUMMARIES all are dropped and parsed again as asked.
+ */
+class ParsedSummaries {
+  readonly #parsed = new Map<string, unknown>()
   get<T>(json: string): T {
-    let value = this.#cache.get(json)
+    let value = this.#parsed.get(json)
     if (value === undefined) {
+      if (this.#parsed.size >= KEPT_SUMMARIES) this.#parsed.clear()
       value = JSON.parse(json)
-      this.#cache.set(json, value)
+      this.#parsed.set(json, value)
     }
     return value as T
   }
 }
+
+export const summaries = new ParsedSummaries()
 
 export function union(lists: Coding[][]): Coding[] {
   const seen = new Map<string, Coding>()
