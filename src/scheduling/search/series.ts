@@ -124,20 +124,32 @@ function hasAny(set: ReadonlySet<string>, values: readonly string[]): boolean {
   return false
 }
 
-/** Every condition of the filters, checked on one series. */
-export function matches(series: Series, wanted: Wanted): boolean {
+/**
+ * The filters a series index lists series by (slotIndex.ts): a series found through one meets it (for group
+ * keys, the first one asked; every key is still checked).
+ */
+export type IndexedFilter = 'state' | 'city' | 'npi' | 'serviceTypeCode' | 'specialty' | 'groupKey'
+
+/** Every condition of the filters, checked on one series; `met`, found through its index, is not checked again. */
+export function matches(series: Series, wanted: Wanted, met?: IndexedFilter): boolean {
   if (wanted.publisher !== undefined && series.publisher !== wanted.publisher) return false
-  if (wanted.state !== undefined && series.state !== wanted.state) return false
-  if (wanted.city !== undefined && series.city !== wanted.city) return false
+  if (met !== 'state' && wanted.state !== undefined && series.state !== wanted.state) return false
+  if (met !== 'city' && wanted.city !== undefined && series.city !== wanted.city) return false
   if (wanted.isVirtual !== undefined && series.isVirtual !== wanted.isVirtual) return false
   if (wanted.appointmentType !== undefined && series.appointmentType !== wanted.appointmentType) return false
   // A series that declares no patient type matches any requested value.
   if (wanted.acceptingPatients !== undefined && series.accepting !== null) {
     if (series.accepting !== wanted.acceptingPatients) return false
   }
-  if (wanted.npi && !hasAny(series.npis, wanted.npi)) return false
-  if (wanted.serviceTypeCode && !hasAny(series.serviceCodes, wanted.serviceTypeCode)) return false
+  if (met !== 'npi' && wanted.npi && !hasAny(series.npis, wanted.npi)) return false
   if (
+    met !== 'serviceTypeCode' &&
+    wanted.serviceTypeCode &&
+    !hasAny(series.serviceCodes, wanted.serviceTypeCode)
+  )
+    return false
+  if (
+    met !== 'specialty' &&
     wanted.specialtyCodes &&
     wanted.specialtyTokens &&
     !hasAny(series.specialtyCodes, wanted.specialtyCodes) &&
