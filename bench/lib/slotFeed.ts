@@ -152,9 +152,11 @@ function* slots(publisher: number, file: number) {
   }
 }
 
+const NDJSON = { 'content-type': 'application/fhir+ndjson' }
+
 /** Generates the records as NDJSON, and keeps a copy in `keep` when given (renamed into place when whole). */
 async function stream(response: ServerResponse, records: Iterable<unknown>, keep?: string) {
-  response.writeHead(200, { 'content-type': 'application/fhir+ndjson' })
+  response.writeHead(200, NDJSON)
   const copy: WriteStream | undefined = keep ? createWriteStream(`${keep}.partial`) : undefined
   let buffer = ''
   for (const record of records) {
@@ -219,7 +221,7 @@ async function serve(keepDir: string | undefined) {
     if (!records) return response.writeHead(404).end()
     const kept = keepDir ? join(keepDir, `p${publisher}-${file}`) : undefined
     if (kept && existsSync(kept)) {
-      response.writeHead(200, { 'content-type': 'application/fhir+ndjson' })
+      response.writeHead(200, NDJSON)
       return void pipeline(createReadStream(kept), response).catch(() => response.destroy())
     }
     void stream(response, records, kept)

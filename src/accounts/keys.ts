@@ -90,8 +90,9 @@ const REMEMBERED_KEYS = 10_000
 /**
  * Returns a lookup bound to one connection; statements are prepared once. Owners are remembered in memory
  * (by the secret: it is in memory for the request anyway and never leaves the process) and forgotten as soon
- * as a key, organization or plan changes in the main database (`Db.changeGeneration`, then the owners' version): a revocation by `svc keys revoke` in another process or
- * a plan change refuses every request read from the network in a later event-loop turn than its commit.
+ * as a key, organization or plan changes in the main database (`Db.changeGeneration`, then the owners'
+ * version): a revocation by `svc keys revoke` in another process or a plan change refuses every request read
+ * from the network in a later event-loop turn than its commit.
  * Requests read in the same turn were already on the wire when it committed. A key that is not well-formed
  * (keyFormat.ts) is not found, without touching the store; a remembered one was, so it is not checked again.
  */

@@ -92,6 +92,12 @@ export function eachOfBatch(
 ): void {
   const { lines, numbers, text, lengths, problems } = batch
   let problem = 0
+  const refuseBefore = (line: number) => {
+    for (; problem < problems.length && (problems[problem]?.line as number) < line; problem++) {
+      const { line: refused, message } = problems[problem] as { line: number; message: string }
+      refuse(refused, message)
+    }
+  }
   let cut = 0
   const next = (index: number): string | undefined => {
     const length = lengths[index] as number
@@ -102,10 +108,7 @@ export function eachOfBatch(
   }
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index] as number
-    for (; problem < problems.length && (problems[problem]?.line as number) < line; problem++) {
-      const { line: refused, message } = problems[problem] as { line: number; message: string }
-      refuse(refused, message)
-    }
+    refuseBefore(line)
     const base = index * TEXT_MEMBERS
     const slot: SlotRecord = {
       id: next(base) as string,
@@ -129,8 +132,5 @@ export function eachOfBatch(
     if (!Number.isNaN(capacity)) slot.capacity = capacity
     take(slot, line)
   }
-  for (; problem < problems.length; problem++) {
-    const { line, message } = problems[problem] as { line: number; message: string }
-    refuse(line, message)
-  }
+  refuseBefore(Number.POSITIVE_INFINITY)
 }
