@@ -161,18 +161,17 @@ export class ReleaseBuild {
   }
 
   /**
-   * Adds one resource; `text` is its bytes as published (`data[start, end)`), or, absent, its JSON. Returns
-   * a promise to await before the next when the writing thread is behind.
+   * Adds one resource; `text` is its bytes as published (`data[start, end)`) or its text as stored, or,
+   * absent, its JSON. Returns a promise to await before the next when the writing thread is behind.
    */
   add(
     type: string,
     id: string,
     resource: Record<string, unknown>,
     origin: { source: number; line: number },
-    text?: { data: Uint8Array; start: number; end: number },
+    text?: { data: Uint8Array; start: number; end: number } | string,
   ): Promise<void> | undefined {
-    const bytes = text ?? wholeText(Buffer.from(JSON.stringify(resource)))
-    return this.#writer.add(type, id, resource, origin, bytes)
+    return this.#writer.add(type, id, resource, origin, text ?? JSON.stringify(resource))
   }
 
   /** Writes what is left and builds the indexes; duplicates (after the first of a type and id) are dropped. */
@@ -220,5 +219,3 @@ export class ReleaseBuild {
     }
   }
 }
-
-const wholeText = (data: Buffer) => ({ data, start: 0, end: data.length })

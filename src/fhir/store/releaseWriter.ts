@@ -28,6 +28,11 @@ const PAGE_SIZE = 16_384
  * a few hundred records, enough to make the message's cost small, few enough that what is in flight is too.
  */
 const BATCH_BYTES = 1 << 20
+/**
+ * A batch's buffer: past BATCH_BYTES, room for the last resource as a string at three bytes a unit, so that
+ * a built resource of up to a megabyte is written in without being measured or the buffer grown.
+ */
+const BATCH_ROOM = 4 * BATCH_BYTES
 /** Batches handed to the writing thread and not yet written: two keep it busy while this thread parses. */
 const MAX_IN_FLIGHT = 2
 /** Duplicates read back at a time, so that a release imported twice over does not come back in one message. */
@@ -76,7 +81,7 @@ export class ReleaseWriter {
   readonly #loader: BulkLoader
   readonly #textStatements: Map<string, number[]>
   #ops: LoadOps = []
-  #bytes = Buffer.allocUnsafeSlow(BATCH_BYTES)
+  #bytes = Buffer.allocUnsafeSlow(BATCH_ROOM)
   #used = 0
   #records = 0
   #rid = 0
@@ -100,23 +105,27 @@ export class ReleaseWriter {
 
   /**
    * Adds one resource of `type` and `id` from line `line` of source number `source`, its text being the
-   * bytes `data[start, end)`. Returns a promise, to await before the next, when that filled a batch and the
-   * writing thread is MAX_IN_FLIGHT behind.
+   * bytes `data[start, end)`, or a string (written into the batch as UTF-8, with no buffer of its own
+   * between). Returns a promise, to await before the next, when that filled a batch and the writing
+   * thread is MAX_IN_FLIGHT behind.
    */
   add(
     type: string,
     id: string,
     resource: Record<string, unknown>,
     origin: { source: number; line: number },
-    text: { data: Uint8Array; start: number; end: number },
+    text: { data: Uint8Array; start: number; end: number } | string,
   ): Promise<void> | undefined {
-    const length = text.end - text.start
-    if (this.#used + length > this.#bytes.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(this.#bytes.length * 2, this.#used + length))
-      this.#bytes.copy(grown, 0, 0, this.#used)
-      this.#bytes = grown
+    let length: number
+    if (typeof text === 'string') {
+      // Three bytes a UTF-16 unit at most: when that fits, one pass writes it; otherwise it is measured first.
+      if (this.#bytes.length - this.#used < text.length * 3) this.#reserve(Buffer.byteLength(text))
+      length = this.#bytes.write(text, this.#used)
+    } else {
+      length = text.end - text.start
+      this.#reserve(length)
+      this.#bytes.set(text.data.subarray(text.start, text.end), this.#used)
     }
-    this.#bytes.set(text.data.subarray(text.start, text.end), this.#used)
     const rid = ++this.#rid
     const ops = this.#ops
     ops.push(RESOURCE, 7, rid, type, id, this.#used, this.#used + length, origin.source, origin.line)
@@ -170,6 +179,14 @@ export class ReleaseWriter {
     await this.#loader.abort()
   }
 
+  /** Room for `length` more bytes in the batch. */
+  #reserve(length: number): void {
+    if (this.#used + length <= this.#bytes.length) return
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.#bytes.length * 2, this.#used + length))
+    this.#bytes.copy(grown, 0, 0, this.#used)
+    this.#bytes = grown
+  }
+
   async #send(): Promise<void> {
     if (this.#records > 0) {
       this.#inFlight.push(
@@ -178,7 +195,7 @@ export class ReleaseWriter {
         }),
       )
       this.#ops = []
-      this.#bytes = Buffer.allocUnsafeSlow(BATCH_BYTES)
+      this.#bytes = Buffer.allocUnsafeSlow(BATCH_ROOM)
       this.#used = 0
       this.#records = 0
     }
