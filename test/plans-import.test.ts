@@ -136,6 +136,27 @@ describe('svc import plans', () => {
     for (const [id, plan] of one) expect(withoutFiles(other.get(id))).toEqual(withoutFiles(plan))
   })
 
+  it('refuses a benefit row holding a NUL character, with its file and line, and imports the others', async () => {
+    const { columns, rows } = table(BENEFITS)
+    const explanation = columns.indexOf('Explanation')
+    const values = fields(rows[0] as string)
+    values[explanation] = 'Covered\u0000in part'
+    const folder = join(dir, 'nul')
+    mkdirSync(folder)
+    const file = join(folder, 'benefits-nul.csv')
+    writeFileSync(file, `${[columns.join(','), values.join(','), ...rows.slice(1)].join('\r\n')}\r\n`)
+    const db = freshDb()
+    const result = await runCli(['import', 'plans', ATTRIBUTES, SERVICE_AREA, file, '--db', db])
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stderr).toContain(`${file}:2: a field holds a NUL character`)
+    expect(result.stdout).toMatch(/benefits-nul\.csv\s+ACA Benefits and Cost Sharing PUF\s+14\s+1\s+3/)
+    const variant = values[columns.indexOf('PlanId')] as string
+    const plan = served(db).plans.get(`${variant.slice(0, 14)}-2025`)
+    const benefits = plan.coverage[0].benefit.map((benefit: any) => benefit.type.text)
+    expect(benefits).not.toContain(values[columns.indexOf('BenefitName')])
+    expect(benefits.length).toBeGreaterThan(0)
+  })
+
   it('refuses a file that lacks a column the mapping needs, naming file, column and layout, and changes nothing', async () => {
     const db = freshDb()
     expect((await runCli(['import', 'plans', ATTRIBUTES, SERVICE_AREA, '--db', db])).code).toBe(0)

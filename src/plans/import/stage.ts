@@ -1,5 +1,5 @@
 import type { PlanFileKind } from './layouts.js'
-import type { Staging } from './staging.js'
+import { packedFields, type Staging } from './staging.js'
 import type { Row } from './tables.js'
 
 /**
@@ -138,10 +138,7 @@ export function stager(kind: PlanFileKind, context: StageContext): Stager {
       }
     }
     case 'benefits': {
-      // One column per field: 1.6 million rows, each read back once, as an array (no JSON either way).
-      const insert = db.prepare(
-        `INSERT INTO benefit VALUES (?, ?, ?, ?, ${BENEFIT_FIELDS.map(() => '?').join(', ')})`,
-      )
+      const insert = db.prepare('INSERT INTO benefit VALUES (?, ?, ?, ?, ?)')
       return (row, line) => {
         const year = yearOf(row, 'BusinessYear', context, line)
         if (year === undefined) return
@@ -154,7 +151,12 @@ export function stager(kind: PlanFileKind, context: StageContext): Stager {
           context.refuse(line, 'BenefitName is blank')
           return
         }
-        insert.run(year, variant, context.file, line, ...BENEFIT_FIELDS.map((column) => row(column)))
+        const fields = packedFields(BENEFIT_FIELDS.map((column) => row(column)))
+        if (fields === undefined) {
+          context.refuse(line, 'a field holds a NUL character, which no text of a plan file has')
+          return
+        }
+        insert.run(year, variant, context.file, line, fields)
       }
     }
     case 'service-area': {

@@ -1,7 +1,17 @@
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { BENEFIT_FIELDS } from './stage.js'
+
+/**
+ * A benefit row's BENEFIT_FIELDS are staged as one text, joined by a character no field of a plan file
+ * holds: a third of the cost of a column each, in and out, over 1.6 million rows.
+ */
+const FIELD_SEPARATOR = '\u0000'
+
+/** A benefit row's fields as staged; undefined when a field holds the separator (a NUL: not text). */
+export function packedFields(fields: readonly string[]): string | undefined {
+  return fields.some((field) => field.includes(FIELD_SEPARATOR)) ? undefined : fields.join(FIELD_SEPARATOR)
+}
 
 /** A staged benefit row: the file and line it came from, and its BENEFIT_FIELDS. */
 export interface BenefitRow {
@@ -36,7 +46,7 @@ export class Staging {
     this.db.pragma('cache_size = -32768')
     this.db.exec(`
       CREATE TABLE variant (year INTEGER NOT NULL, plan TEXT NOT NULL, variant TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, data TEXT NOT NULL);
-      CREATE TABLE benefit (year INTEGER NOT NULL, variant TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, ${BENEFIT_FIELDS.map((_, index) => `f${index} TEXT NOT NULL`).join(', ')});
+      CREATE TABLE benefit (year INTEGER NOT NULL, variant TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, fields TEXT NOT NULL);
       CREATE TABLE area (year INTEGER NOT NULL, state TEXT NOT NULL, issuer TEXT NOT NULL, area TEXT NOT NULL, whole INTEGER NOT NULL, county TEXT, partial INTEGER NOT NULL, zips TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL);
       CREATE TABLE network (year INTEGER NOT NULL, state TEXT NOT NULL, issuer TEXT NOT NULL, network TEXT NOT NULL, name TEXT NOT NULL, url TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL);
       CREATE TABLE ma_plan (year INTEGER, contract TEXT NOT NULL, plan TEXT NOT NULL, segment TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, data TEXT NOT NULL);
@@ -67,15 +77,17 @@ export class Staging {
     const reader = new Database(this.#path, { readonly: true })
     const rows = reader
       .prepare(
-        `SELECT variant, file, line, ${BENEFIT_FIELDS.map((_, index) => `f${index}`).join(', ')} FROM benefit NOT INDEXED WHERE year = ? ORDER BY variant, rowid`,
+        'SELECT variant, file, line, fields FROM benefit NOT INDEXED WHERE year = ? ORDER BY variant, rowid',
       )
       .raw()
-      .iterate(year) as IterableIterator<[string, number, number, ...string[]]>
+      .iterate(year) as IterableIterator<[string, number, number, string]>
     let next = rows.next()
-    const row = (value: [string, number, number, ...string[]]) => {
-      const [variant, file, line, ...fields] = value
-      return { variant, file, line, fields }
-    }
+    const row = ([variant, file, line, fields]: [string, number, number, string]) => ({
+      variant,
+      file,
+      line,
+      fields: fields.split(FIELD_SEPARATOR),
+    })
     return {
       take(variant, orphan) {
         const found: BenefitRow[] = []
