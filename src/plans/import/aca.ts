@@ -2,7 +2,15 @@ import { countyArea, wholeStateArea } from '../coverage.js'
 import { EXTENSIONS, SYSTEMS } from '../vocabulary.js'
 import type { BuildContext } from './build.js'
 import { type Cost, type CostKind, parseCost, parseDate, parseMoney } from './costs.js'
-import { generalCost, planMeta, planPeriod, insurancePlanType, specificCost, text } from './resource.js'
+import {
+  generalCost,
+  insurancePlanType,
+  jsonWithMember,
+  planMeta,
+  planPeriod,
+  specificCost,
+  text,
+} from './resource.js'
 import { BENEFIT_FIELDS, GENERAL_COST_COLUMN } from './stage.js'
 
 type Resource = Record<string, unknown>
@@ -50,22 +58,44 @@ const GENERAL_SCOPE: Record<string, string> = {
   Coinsurance: 'coinsurance',
 }
 
+/** A general cost column as read: what it costs, its label, and its place in a plan's list. */
+interface GeneralCostColumn {
+  kind: 'moop' | 'deductible' | 'deductible-coinsurance'
+  label: string
+  order: number
+}
+
+/** Every variant has the same few dozen columns: each name is parsed once (undefined: not a general cost). */
+const generalCostColumns = new Map<string, GeneralCostColumn | undefined>()
+
+function generalCostColumn(column: string): GeneralCostColumn | undefined {
+  if (generalCostColumns.has(column)) return generalCostColumns.get(column)
+  const parts = GENERAL_COST_COLUMN.exec(column)
+  let read: GeneralCostColumn | undefined
+  if (parts && (parts[2] || parts[5])) {
+    const [, benefit = '', , tier = '', scope = '', moop] = parts
+    read = {
+      kind: moop ? 'moop' : scope === 'Coinsurance' ? 'deductible-coinsurance' : 'deductible',
+      label: `${moop ? 'Maximum out-of-pocket' : scope === 'Coinsurance' ? 'Coinsurance after deductible' : 'Deductible'}, ${GENERAL_BENEFIT[benefit]}, ${GENERAL_TIER[tier]}${scope === 'Coinsurance' ? '' : `, ${GENERAL_SCOPE[scope]}`}`,
+      order: generalCostOrder(parts),
+    }
+  }
+  generalCostColumns.set(column, read)
+  return read
+}
+
 /** One variant's deductibles and out-of-pocket maximums, from the general cost columns it has. */
 function generalCosts(row: VariantRow, report: (message: string) => void): Resource[] {
   const costs: Resource[] = []
   const columns = Object.keys(row.data).flatMap((column) => {
-    const parts = GENERAL_COST_COLUMN.exec(column)
-    return parts ? [{ column, parts, order: generalCostOrder(parts) }] : []
+    const read = generalCostColumn(column)
+    return read ? [{ column, ...read }] : []
   })
   // In one order whatever the file's column order: out-of-pocket maximums, then deductibles, by benefit, tier, scope.
   columns.sort((a, b) => a.order - b.order)
-  for (const { column, parts } of columns) {
+  for (const { column, kind, label } of columns) {
     const raw = row.data[column] as string
-    const [, benefit = '', deductible, tier = '', scope = '', moop] = parts
-    if (!deductible && !moop) continue
-    const kind = moop ? 'moop' : scope === 'Coinsurance' ? 'deductible-coinsurance' : 'deductible'
-    const label = `${moop ? 'Maximum out-of-pocket' : scope === 'Coinsurance' ? 'Coinsurance after deductible' : 'Deductible'}, ${GENERAL_BENEFIT[benefit]}, ${GENERAL_TIER[tier]}${scope === 'Coinsurance' ? '' : `, ${GENERAL_SCOPE[scope]}`}`
-    if (scope === 'Coinsurance') {
+    if (kind === 'deductible-coinsurance') {
       const cost = parseCost(raw, 'coinsurance')
       if (cost.kind === 'none') continue
       if (cost.kind === 'text') report(`${column} "${raw}" fits no known cost form; kept as text`)
@@ -128,11 +158,13 @@ const covered = (row: BenefitRow) => /^covered$/i.test(field(row, 'IsCovered'))
 
 /**
  * Cost cells read once per distinct text: a national file holds a few thousand distinct strings in 10
- * million cells. The results are never changed, so one object serves every cell that reads alike.
+ * million cells. The results are never changed, so one object serves every cell that reads alike, and one
+ * JSON text every specificCost entry (they are most of a plan's bytes: written from these texts, they are
+ * not serialized again for each of the 1.6 million rows).
  */
 class CostCells {
   readonly #parsed = new Map<string, Cost>()
-  readonly #built = new Map<string, Resource>()
+  readonly #written = new Map<string, string>()
 
   parse(raw: string, column: CostKind): Cost {
     const key = `${column}\u0000${raw}`
@@ -144,42 +176,56 @@ class CostCells {
     return cost
   }
 
-  /** A cell as a specificCost entry, built once per distinct cell. */
-  entry(
+  /** A cell as a specificCost entry's JSON, written once per distinct cell. */
+  entryJson(
     cell: (typeof CELLS)[number],
     raw: string,
     cost: Exclude<Cost, { kind: 'none' }>,
     tiered: boolean,
-  ): Resource {
+  ): string {
     const key = `${cell.name}\u0000${tiered}\u0000${raw}`
-    let built = this.#built.get(key)
-    if (!built) {
-      built = specificCost(cost, cell.column, cell.network, tiered ? cell.tier : undefined)
-      this.#built.set(key, built)
+    let json = this.#written.get(key)
+    if (json === undefined) {
+      json = JSON.stringify(specificCost(cost, cell.column, cell.network, tiered ? cell.tier : undefined))
+      this.#written.set(key, json)
     }
-    return built
+    return json
+  }
+
+  /** A benefit's name as a CodeableConcept's JSON. */
+  nameJson(name: string): string {
+    const key = `name\u0000${name}`
+    let json = this.#written.get(key)
+    if (json === undefined) {
+      json = JSON.stringify(text(name))
+      this.#written.set(key, json)
+    }
+    return json
   }
 }
 
-/** What a member pays for each covered benefit of one variant, cell by cell. */
-function specificCosts(
+/**
+ * What a member pays for each covered benefit of one variant, cell by cell: the JSON of a plan's
+ * `specificCost`, undefined when no benefit has a cost.
+ */
+function specificCostsJson(
   category: string,
   rows: readonly BenefitRow[],
   cells: CostCells,
   context: BuildContext,
-): Resource[] {
+): string | undefined {
   // Tiers are named only where the variant has a second in-network tier.
   const tiered = rows.some(
     (row) =>
       cells.parse(field(row, 'CopayInnTier2'), 'copay').kind !== 'none' ||
       cells.parse(field(row, 'CoinsInnTier2'), 'coinsurance').kind !== 'none',
   )
-  const benefits: Resource[] = []
+  const benefits: string[] = []
   for (const row of rows) {
     if (!covered(row)) continue
     const raws = CELLS.map((cell) => field(row, cell.name))
     const parsed = CELLS.map((cell, index) => cells.parse(raws[index] as string, cell.column))
-    const costs: Resource[] = []
+    const costs: string[] = []
     CELLS.forEach((cell, index) => {
       const cost = parsed[index] as Cost
       if (cost.kind === 'none') return
@@ -194,11 +240,14 @@ function specificCosts(
         const partner = parsed[PARTNER[index] as number] as Cost
         if ((partner.kind === 'copay' || partner.kind === 'coinsurance') && !partner.noCharge) return
       }
-      costs.push(cells.entry(cell, raws[index] as string, cost, tiered))
+      costs.push(cells.entryJson(cell, raws[index] as string, cost, tiered))
     })
-    if (costs.length > 0) benefits.push({ type: text(field(row, 'BenefitName')), cost: costs })
+    if (costs.length > 0)
+      benefits.push(`{"type":${cells.nameJson(field(row, 'BenefitName'))},"cost":[${costs.join(',')}]}`)
   }
-  return benefits.length > 0 ? [{ category: text(category), benefit: benefits }] : []
+  return benefits.length > 0
+    ? `[{"category":${cells.nameJson(category)},"benefit":[${benefits.join(',')}]}]`
+    : undefined
 }
 
 /** Each benefit the files list and whether it is covered, with its limits, exclusions and explanation. */
@@ -385,43 +434,50 @@ export async function buildAcaPlans(context: BuildContext): Promise<void> {
         ...(listed.length > 0
           ? { coverage: [{ type: text(category), benefit: coverageBenefits(listed) }] }
           : {}),
-        plan: variants.map((variant, index) => {
-          const costs = generalCosts(variant, (message) =>
-            context.report(variant.file, variant.line, message),
-          )
-          const specific = specificCosts(category, benefitRows[index] ?? [], cells, context)
-          const hsa = variant.data.IsHSAEligible
-          const csr = variant.data.CSRVariationType
-          const extension = [
-            ...(csr ? [{ url: EXTENSIONS.csrVariation, valueString: csr }] : []),
-            ...(hsa ? [{ url: EXTENSIONS.hsaEligible, valueBoolean: /^yes$/i.test(hsa) }] : []),
-          ]
-          const level = variant.data.MetalLevel ?? ''
-          return {
-            ...(extension.length > 0 ? { extension } : {}),
-            identifier: [{ system: SYSTEMS.cciio, value: `${plan}-${variant.variant}` }],
-            type: {
-              ...(level
-                ? {
-                    coding: [
-                      {
-                        system: SYSTEMS.planVariant,
-                        code: `${metalCode(level)}-${variant.variant}`,
-                        display: `${level}, variant ${variant.variant}`,
-                      },
-                    ],
-                  }
-                : {}),
-              text:
-                [level, variant.data.PlanVariantMarketingName].filter(Boolean).join(': ') ||
-                `${plan}-${variant.variant}`,
-            },
-            ...(costs.length > 0 ? { generalCost: costs } : {}),
-            ...(specific.length > 0 ? { specificCost: specific } : {}),
-          }
-        }),
       }
-      const behind = context.emit(resource, { file: first.file, line: first.line }, files)
+      const plans = variants.map((variant) => {
+        const costs = generalCosts(variant, (message) => context.report(variant.file, variant.line, message))
+        const hsa = variant.data.IsHSAEligible
+        const csr = variant.data.CSRVariationType
+        const extension = [
+          ...(csr ? [{ url: EXTENSIONS.csrVariation, valueString: csr }] : []),
+          ...(hsa ? [{ url: EXTENSIONS.hsaEligible, valueBoolean: /^yes$/i.test(hsa) }] : []),
+        ]
+        const level = variant.data.MetalLevel ?? ''
+        return {
+          ...(extension.length > 0 ? { extension } : {}),
+          identifier: [{ system: SYSTEMS.cciio, value: `${plan}-${variant.variant}` }],
+          type: {
+            ...(level
+              ? {
+                  coding: [
+                    {
+                      system: SYSTEMS.planVariant,
+                      code: `${metalCode(level)}-${variant.variant}`,
+                      display: `${level}, variant ${variant.variant}`,
+                    },
+                  ],
+                }
+              : {}),
+            text:
+              [level, variant.data.PlanVariantMarketingName].filter(Boolean).join(': ') ||
+              `${plan}-${variant.variant}`,
+          },
+          ...(costs.length > 0 ? { generalCost: costs } : {}),
+        }
+      })
+      const plansJson = plans.map((entry, index) => {
+        const specific = specificCostsJson(category, benefitRows[index] ?? [], cells, context)
+        return specific === undefined
+          ? JSON.stringify(entry)
+          : jsonWithMember(entry, 'specificCost', specific)
+      })
+      const behind = context.emit(
+        { ...resource, plan: plans },
+        { file: first.file, line: first.line },
+        files,
+        jsonWithMember(resource, 'plan', `[${plansJson.join(',')}]`),
+      )
       if (behind) await behind
     }
 

@@ -17,11 +17,13 @@ export interface BuildContext {
   refuse(file: number, line: number, message: string): void
   /**
    * A plan built from rows of `files`, first read at `origin`; a promise to await before the next when the
-   * release's writer is behind.
+   * release's writer is behind. `json`, when given, is the plan's text, and `resource` may then lack what
+   * no search parameter reads (the ACA build writes its cost-sharing lists as text only).
    */
   emit(
     resource: Resource,
     origin: { file: number; line: number },
     files: ReadonlySet<number>,
+    json?: string,
   ): Promise<void> | undefined
 }

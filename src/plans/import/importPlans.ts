@@ -209,11 +209,7 @@ export async function importPlans(
         record.id,
         JSON.parse(record.json) as Record<string, unknown>,
         { source: 0, line: 0 },
-        {
-          data: Buffer.from(record.json),
-          start: 0,
-          end: Buffer.byteLength(record.json),
-        },
+        record.json,
       )
       if (behind) await behind
     }
@@ -231,14 +227,17 @@ export async function importPlans(
         counties,
         report: (file, line, message) => report(file, line, message, false),
         refuse: (file, line, message) => report(file, line, message, true),
-        emit: (resource, origin, contributing) => {
+        emit: (resource, origin, contributing, json) => {
           plans++
           for (const file of contributing) (summaries[file] as PlanFileSummary).plans++
           if (options.signal?.aborted) throw new ImportError('plans import interrupted')
-          return (build as ReleaseBuild).add('InsurancePlan', String(resource.id), resource, {
-            source: origin.file,
-            line: origin.line,
-          })
+          return (build as ReleaseBuild).add(
+            'InsurancePlan',
+            String(resource.id),
+            resource,
+            { source: origin.file, line: origin.line },
+            json,
+          )
         },
       }
       if (program === 'qhp') await buildAcaPlans(context)

@@ -54,6 +54,15 @@ export const planPeriod = (year: number, start?: string, end?: string): Resource
 
 export const text = (value: string): Resource => ({ text: value })
 
+/**
+ * The JSON of `object` with one more member, last, whose value is JSON text already written (a plan's
+ * cost-sharing lists, written from texts made once per distinct cell).
+ */
+export function jsonWithMember(object: Resource, name: string, json: string): string {
+  const head = JSON.stringify(object)
+  return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}${JSON.stringify(name)}:${json}}`
+}
+
 const COST_NAMES: Record<CostKind, string> = { copay: 'Copay', coinsurance: 'Coinsurance' }
 
 /** A general cost (deductible, out-of-pocket maximum, premium): dollars, or a comment when the file words it so. */
