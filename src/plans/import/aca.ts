@@ -163,45 +163,37 @@ const covered = (row: BenefitRow) => /^covered$/i.test(field(row, 'IsCovered'))
  * not serialized again for each of the 1.6 million rows).
  */
 class CostCells {
-  readonly #parsed = new Map<string, Cost>()
-  readonly #written = new Map<string, string>()
+  // Keyed by the cell's text alone (a key joined of several parts would be a new string to hash per cell).
+  readonly #parsed: Record<CostKind, Map<string, Cost>> = { copay: new Map(), coinsurance: new Map() }
+  /** Per CELLS position, tiers unnamed then named. */
+  readonly #entries = CELLS.map(() => [new Map<string, string>(), new Map<string, string>()] as const)
+  readonly #names = new Map<string, string>()
 
   parse(raw: string, column: CostKind): Cost {
-    const key = `${column}\u0000${raw}`
-    let cost = this.#parsed.get(key)
-    if (!cost) {
-      cost = parseCost(raw, column)
-      this.#parsed.set(key, cost)
-    }
-    return cost
+    return once(this.#parsed[column], raw, () => parseCost(raw, column))
   }
 
-  /** A cell as a specificCost entry's JSON, written once per distinct cell. */
-  entryJson(
-    cell: (typeof CELLS)[number],
-    raw: string,
-    cost: Exclude<Cost, { kind: 'none' }>,
-    tiered: boolean,
-  ): string {
-    const key = `${cell.name}\u0000${tiered}\u0000${raw}`
-    let json = this.#written.get(key)
-    if (json === undefined) {
-      json = JSON.stringify(specificCost(cost, cell.column, cell.network, tiered ? cell.tier : undefined))
-      this.#written.set(key, json)
-    }
-    return json
+  /** The cell at CELLS position `at` as a specificCost entry's JSON, written once per distinct cell. */
+  entryJson(at: number, raw: string, cost: Exclude<Cost, { kind: 'none' }>, tiered: boolean): string {
+    const cell = CELLS[at] as (typeof CELLS)[number]
+    return once(this.#entries[at]?.[tiered ? 1 : 0] as Map<string, string>, raw, () =>
+      JSON.stringify(specificCost(cost, cell.column, cell.network, tiered ? cell.tier : undefined)),
+    )
   }
 
   /** A benefit's name as a CodeableConcept's JSON. */
   nameJson(name: string): string {
-    const key = `name\u0000${name}`
-    let json = this.#written.get(key)
-    if (json === undefined) {
-      json = JSON.stringify(text(name))
-      this.#written.set(key, json)
-    }
-    return json
+    return once(this.#names, name, () => JSON.stringify(text(name)))
   }
+}
+
+function once<T>(made: Map<string, T>, key: string, make: () => T): T {
+  let value = made.get(key)
+  if (value === undefined) {
+    value = make()
+    made.set(key, value)
+  }
+  return value
 }
 
 /**
@@ -240,7 +232,7 @@ function specificCostsJson(
         const partner = parsed[PARTNER[index] as number] as Cost
         if ((partner.kind === 'copay' || partner.kind === 'coinsurance') && !partner.noCharge) return
       }
-      costs.push(cells.entryJson(cell, raws[index] as string, cost, tiered))
+      costs.push(cells.entryJson(index, raws[index] as string, cost, tiered))
     })
     if (costs.length > 0)
       benefits.push(`{"type":${cells.nameJson(field(row, 'BenefitName'))},"cost":[${costs.join(',')}]}`)
