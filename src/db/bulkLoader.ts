@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
+import { SQLITE_DRIVER } from './driverPath.js'
 
 /**
  * One prepared insert of a load. `bytes` names the parameter given as a range of the batch's bytes (two
@@ -88,8 +88,6 @@ parentPort.on('message', (message) => {
 })
 `
 
-const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3')
-
 interface Pending {
   resolve(result: unknown): void
   reject(error: Error): void
@@ -115,7 +113,7 @@ export class BulkLoader {
     rmSync(path, { force: true })
     this.#worker = new Worker(PROGRAM, {
       eval: true,
-      workerData: { driver: DRIVER, path, ...options },
+      workerData: { driver: SQLITE_DRIVER, path, ...options },
       // Its garbage is each batch's small arrays: the default young generation (48 MB) would only add to RSS.
       resourceLimits: { maxYoungGenerationSizeMb: 4 },
     })

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
+import { SQLITE_DRIVER } from './driverPath.js'
 
 /** One statement run: the index of its SQL in the batch's `sql` list, and its positional parameters. */
 export type WriteOp = [statement: number, params: unknown[]]
@@ -74,8 +74,6 @@ parentPort.on('message', ({ id, batch }) => {
 })
 `
 
-const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3')
-
 interface Pending {
   resolve(changes: number[]): void
   reject(error: Error): void
@@ -120,7 +118,11 @@ export class WriterThread {
   #start(): Worker {
     const worker = new Worker(PROGRAM, {
       eval: true,
-      workerData: { driver: DRIVER, path: this.path, busyTimeoutMs: this.options.busyTimeoutMs ?? 5000 },
+      workerData: {
+        driver: SQLITE_DRIVER,
+        path: this.path,
+        busyTimeoutMs: this.options.busyTimeoutMs ?? 5000,
+      },
     })
     worker.on('message', (reply: { id: number; changes?: number[]; error?: string }) => {
       const pending = this.#pending.get(reply.id)
