@@ -10,6 +10,12 @@ import { SQLITE_DRIVER } from './driverPath.js'
 export interface LoadStatement {
   sql: string
   bytes?: number
+  /**
+   * With `bytes`: the parameter position (counted once the range is one parameter) given the range's
+   * spliceable deflate data (src/http/gzipSplice.ts) when it holds at least `minBytes`, NULL otherwise;
+   * compressed on the loading thread, which has time to spare while the caller prepares rows.
+   */
+  deflated?: { at: number; minBytes: number; level: number }
 }
 
 /**
@@ -35,6 +41,7 @@ export interface BulkLoaderOptions {
 const PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads')
 const { closeSync, fsyncSync, openSync } = require('node:fs')
+const { constants, deflateRawSync } = require('node:zlib')
 const { dirname } = require('node:path')
 const Database = require(workerData.driver)
 const { path, schema, statements, pageSize, cacheKib } = workerData
@@ -47,6 +54,7 @@ db.pragma('cache_size = -' + cacheKib)
 db.exec(schema)
 const prepared = statements.map((statement) => db.prepare(statement.sql))
 const bytesAt = statements.map((statement) => statement.bytes)
+const deflatedAt = statements.map((statement) => statement.deflated)
 db.exec('BEGIN')
 
 function write(ops, bytes) {
@@ -56,7 +64,16 @@ function write(ops, bytes) {
     const params = ops.slice(at + 2, end)
     at = end
     const range = bytesAt[index]
-    if (range !== undefined) params.splice(range, 2, bytes.subarray(params[range], params[range + 1]))
+    if (range !== undefined) {
+      const text = bytes.subarray(params[range], params[range + 1])
+      params.splice(range, 2, text)
+      const deflated = deflatedAt[index]
+      // As gzipSplice.ts's spliceableGzip compresses: a raw deflate stream ended by a sync flush.
+      if (deflated)
+        params.splice(deflated.at, 0, text.length >= deflated.minBytes
+          ? deflateRawSync(text, { level: deflated.level, finishFlush: constants.Z_SYNC_FLUSH })
+          : null)
+    }
     prepared[index].run(params)
   }
 }

@@ -1,4 +1,5 @@
 import { FHIR_BASE } from '../http/errors.js'
+import type { Precompressed } from '../http/gzipSplice.js'
 import { SplicedJson } from '../http/json.js'
 import { idOf, type SourcedResource, StoredJson, typeOf } from './store/stored.js'
 
@@ -26,7 +27,7 @@ export const fullUrlOf = (baseUrl: string, resource: SourcedResource) =>
  * JSON text: a stored resource goes in as the bytes it was published as.
  */
 export function searchsetBundle(input: SearchsetInput): SplicedJson {
-  const pieces: (string | Buffer)[] = []
+  const pieces: (string | Buffer | Precompressed)[] = []
   let text = `{"resourceType":"Bundle","type":"searchset",${input.total !== undefined ? `"total":${input.total},` : ''}"link":${JSON.stringify(
     [
       { relation: 'self', url: input.self },
@@ -37,7 +38,7 @@ export function searchsetBundle(input: SearchsetInput): SplicedJson {
   const entry = (mode: 'match' | 'include', resource: SourcedResource, extension?: readonly Resource[]) => {
     text += `${entries++ > 0 ? ',' : ''}{"fullUrl":${JSON.stringify(fullUrlOf(input.baseUrl, resource))},"resource":`
     if (resource instanceof StoredJson) {
-      pieces.push(text, resource.bytes)
+      pieces.push(text, resource.spliceable())
       text = ''
     } else {
       text += JSON.stringify(resource)

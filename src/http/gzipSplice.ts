@@ -21,6 +21,9 @@ const STORED_BLOCK_MAX = 0xffff
 /** Compressed data of one part, as spliced: a deflate stream's middle, ended by a sync flush. */
 export type DeflatedPart = { readonly deflated: Buffer }
 
+/** Bytes with their compressed data made already (a large resource as its release keeps it). */
+export type Precompressed = DeflatedPart & { readonly bytes: Buffer }
+
 function trailer(whole: Buffer): Buffer {
   const bytes = Buffer.allocUnsafe(TRAILER_BYTES)
   bytes.writeUInt32LE(crc32(whole), 0)

@@ -1,4 +1,5 @@
-import type { PreparedAnswer, SplicedAnswer } from './answerCache.js'
+import type { PreparedAnswer, SplicedAnswer, SplicedPrecompressed } from './answerCache.js'
+import type { Precompressed } from './gzipSplice.js'
 
 /**
  * Response bodies as JSON text. Serializing is a large share of answering (a batch of 100 lookups is about
@@ -17,13 +18,22 @@ export class SplicedJson {
   readonly bytes: Buffer
   /** Where each answer spliced in lies in `bytes`: their kept gzip forms splice the same way. */
   readonly splicedFrom: SplicedAnswer[] = []
+  /** Where each piece with its compressed data lies in `bytes`: that data splices into the answer's gzip. */
+  readonly precompressed: SplicedPrecompressed[] = []
 
-  /** Pieces: JSON text, JSON bytes (a resource as stored), or a prepared answer's bytes. */
-  constructor(pieces: readonly (string | Buffer | PreparedAnswer)[]) {
+  /**
+   * Pieces: JSON text, JSON bytes (a resource as stored), such bytes with their compressed data, or a
+   * prepared answer's bytes.
+   */
+  constructor(pieces: readonly (string | Buffer | Precompressed | PreparedAnswer)[]) {
     // A resource as stored is sent as it was read: copying 100 KB costs more than the rest of a read.
     const [only] = pieces
-    if (pieces.length === 1 && Buffer.isBuffer(only)) {
-      this.bytes = only
+    if (pieces.length === 1 && only !== undefined && typeof only !== 'string' && !('status' in only)) {
+      if (Buffer.isBuffer(only)) this.bytes = only
+      else {
+        this.bytes = only.bytes
+        this.precompressed.push({ at: 0, piece: only })
+      }
       return
     }
     let length = 0
@@ -42,7 +52,8 @@ export class SplicedJson {
       } else if (Buffer.isBuffer(piece)) {
         at += piece.copy(this.bytes, at)
       } else {
-        this.splicedFrom.push({ at, answer: piece })
+        if ('status' in piece) this.splicedFrom.push({ at, answer: piece })
+        else this.precompressed.push({ at, piece })
         at += piece.bytes.copy(this.bytes, at)
       }
     }

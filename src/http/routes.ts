@@ -122,9 +122,10 @@ function prepare(response: EndpointResponse): PreparedAnswer {
     contentType: response.contentType,
     bytes,
     etag: response.etag ? contentHash(bytes) : undefined,
-    // Only answers spliced from kept ones are gzipped by splicing theirs: a resource as stored, or a
-    // searchset of them, is compressed whole like any other answer.
+    // Answers spliced from kept ones are gzipped by splicing theirs, and pieces whose compressed data the
+    // store keeps (large resources) are spliced in with it; anything else is compressed whole.
     splicedFrom: spliced?.splicedFrom.length ? spliced.splicedFrom : undefined,
+    precompressed: spliced?.precompressed.length ? spliced.precompressed : undefined,
   }
 }
 

@@ -129,7 +129,7 @@ export function readEndpoint(
       const id = request.pathParams.id as string
       const resource = await context.source.read(type, id, request.signal)
       if (!resource) throw new ApiError(404, { detail: `No ${type}/${id} is held here.` })
-      return { body: resource instanceof StoredJson ? new SplicedJson([resource.bytes]) : resource }
+      return { body: resource instanceof StoredJson ? new SplicedJson([resource.spliceable()]) : resource }
     },
   })
 }

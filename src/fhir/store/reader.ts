@@ -156,6 +156,9 @@ export class ReleaseReader {
   #schema = 'main'
   /** No release was ever imported and the main file has no tables of this store: every read finds nothing. */
   #empty = false
+  /** What selects a resource's kept compressed form: `gz`, or NULL in files made before it (schema.ts). */
+  #gz = 'NULL'
+
   /** The schema a release file is attached as, on this connection. */
   readonly #attachAs: string
   /**
@@ -225,6 +228,7 @@ export class ReleaseReader {
     this.#letGo()
     this.#attached = null
     this.#schema = 'main'
+    this.#gz = 'NULL'
     this.#release = active?.id ?? 0
     this.#empty = false
     if (!active?.file) {
@@ -262,6 +266,7 @@ export class ReleaseReader {
     }
     this.#attached = active.file
     this.#schema = this.#attachAs
+    this.#gz = this.#keepsDeflated() ? 'gz' : 'NULL'
     try {
       this.#held = openSync(path, 'r')
     } catch {
@@ -271,13 +276,12 @@ export class ReleaseReader {
 
   read(type: string, id: string): StoredJson | undefined {
     if (this.#empty) return undefined
-    const bytes = this.db
+    const row = this.db
       .statement(
-        `SELECT CAST(json AS BLOB) FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
+        `SELECT CAST(json AS BLOB) AS bytes, ${this.#gz} AS gz FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
       )
-      .pluck()
-      .get(type, id) as Buffer | undefined
-    return bytes === undefined ? undefined : new StoredJson(type, id, bytes)
+      .get(type, id) as { bytes: Buffer; gz: Buffer | null } | undefined
+    return row === undefined ? undefined : new StoredJson(type, id, row.bytes, row.gz ?? undefined)
   }
 
   /**
@@ -324,9 +328,18 @@ export class ReleaseReader {
   #byRid(rid: number): StoredJson {
     const row = this.db
       .statement(
-        `SELECT type, id, CAST(json AS BLOB) AS bytes FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`,
+        `SELECT type, id, CAST(json AS BLOB) AS bytes, ${this.#gz} AS gz FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`,
       )
-      .get(rid) as { type: string; id: string; bytes: Buffer }
-    return new StoredJson(row.type, row.id, row.bytes)
+      .get(rid) as { type: string; id: string; bytes: Buffer; gz: Buffer | null }
+    return new StoredJson(row.type, row.id, row.bytes, row.gz ?? undefined)
+  }
+
+  #keepsDeflated(): boolean {
+    return (
+      this.db
+        .prepare(`SELECT count(*) FROM pragma_table_info(?, ?) WHERE name = 'gz'`)
+        .pluck()
+        .get(this.layout.resource, this.#schema) === 1
+    )
   }
 }

@@ -2,6 +2,7 @@ import { BulkLoader, type LoadOps, type LoadStatement } from '../../db/bulkLoade
 import {
   deleteDuplicatesSql,
   duplicatesSql,
+  KEPT_DEFLATE_MIN_BYTES,
   releaseIndexesSql,
   releaseKeySql,
   releaseTablesSql,
@@ -19,6 +20,8 @@ export interface Duplicate {
   line: number
 }
 
+/** Compressing a national plan release (1 GB) at this level takes its loading thread 2-3 s; level 6, 5 s. */
+const KEPT_DEFLATE_LEVEL = 2
 /** Bounded, so memory stays flat whatever the release size. */
 const LOAD_CACHE_KIB = 32 * 1024
 /** As the main file's (see db/open.ts): resources are 1.5-3 KB of JSON each. */
@@ -50,8 +53,9 @@ function statementsOf(layout: StoreLayout): {
 } {
   const statements: LoadStatement[] = [
     {
-      sql: `INSERT INTO ${layout.resource} (rid, type, id, json, source, line) VALUES (?, ?, ?, CAST(? AS TEXT), ?, ?)`,
+      sql: `INSERT INTO ${layout.resource} (rid, type, id, json, source, line, gz) VALUES (?, ?, ?, CAST(? AS TEXT), ?, ?, ?)`,
       bytes: 3,
+      deflated: { at: 6, minBytes: KEPT_DEFLATE_MIN_BYTES, level: KEPT_DEFLATE_LEVEL },
     },
     { sql: `INSERT INTO ${layout.token} (param, system, code, rid) VALUES (?, ?, ?, ?)` },
     { sql: `INSERT INTO ${layout.ref} (param, target, rid) VALUES (?, ?, ?)` },

@@ -57,6 +57,14 @@ export function storeLayout(declaration: StoreDeclaration): StoreLayout {
  * here applies to releases imported from then on, so the reader must still read files of the previous shape
  * (or the change must ask for a re-import).
  */
+/**
+ * A resource of at least this many bytes is kept compressed beside its text too (`gz`: deflate data ended
+ * by a sync flush, src/http/gzipSplice.ts), so that a read or a page of such resources is gzipped by
+ * splicing instead of compressing its megabyte anew. Smaller ones are cheap to compress with their page.
+ * Files built before `gz` lack the column: their resources are compressed as they are sent.
+ */
+export const KEPT_DEFLATE_MIN_BYTES = 16 * 1024
+
 export function releaseTablesSql(layout: StoreLayout): string {
   // contentless: the resource JSON is the content; contentless_delete, so that a duplicate can go. Words:
   // unicode61 folds case and diacritics; 2- and 3-character prefix indexes keep short prefix queries from
@@ -76,7 +84,8 @@ export function releaseTablesSql(layout: StoreLayout): string {
       id TEXT NOT NULL,
       json TEXT NOT NULL,
       source INTEGER NOT NULL,
-      line INTEGER NOT NULL
+      line INTEGER NOT NULL,
+      gz BLOB
     );
     CREATE TABLE ${layout.token} (param INTEGER NOT NULL, code TEXT NOT NULL, system TEXT NOT NULL, rid INTEGER NOT NULL);
     CREATE TABLE ${layout.ref} (param INTEGER NOT NULL, target TEXT NOT NULL, rid INTEGER NOT NULL);

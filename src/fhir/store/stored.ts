@@ -1,3 +1,5 @@
+import type { Precompressed } from '../../http/gzipSplice.js'
+
 type Resource = Record<string, unknown>
 
 /**
@@ -12,7 +14,14 @@ export class StoredJson {
     readonly type: string,
     readonly id: string,
     readonly bytes: Buffer,
+    /** Its deflate data kept by the release (large resources: see schema.ts), to splice into a gzip answer. */
+    readonly deflated?: Buffer,
   ) {}
+
+  /** Its bytes, with their compressed data when the release keeps it: a piece of a SplicedJson answer. */
+  spliceable(): Buffer | Precompressed {
+    return this.deflated ? { bytes: this.bytes, deflated: this.deflated } : this.bytes
+  }
 
   get resource(): Resource {
     this.#value ??= JSON.parse(this.bytes.toString()) as Resource
