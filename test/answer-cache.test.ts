@@ -1,7 +1,11 @@
+import { readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
+import Database from 'better-sqlite3'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { AnswerCache, type PreparedAnswer } from '../src/http/answerCache.js'
+import { runCli } from './support/cli.js'
 import { startTestServer } from './support/harness.js'
 
 const answer = (text: string): PreparedAnswer => ({ status: 200, headers: {}, bytes: Buffer.from(text) })
@@ -97,6 +101,84 @@ describe('gzip of answers', () => {
         expect(Number(response.headers['content-length'])).toBeGreaterThan(0)
         expect(gunzipSync(Buffer.from(await response.body.arrayBuffer())).equals(expected)).toBe(true)
       }
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('resources kept compressed by their release', () => {
+  /** A directory release of one Organization past 16 KB and one small, imported by the CLI into the server's store. */
+  async function storeWithLargeResource() {
+    const server = await startTestServer({ env: { SVC_ANSWER_CACHE_MB: '0' } })
+    const file = join(server.dir, 'Organization.ndjson')
+    const organization = (id: string, aliases: number) => ({
+      resourceType: 'Organization',
+      id,
+      active: true,
+      name: `Clinic ${id}`,
+      alias: Array.from(
+        { length: aliases },
+        (_, index) => `${id} site ${index} of the county health network`,
+      ),
+    })
+    writeFileSync(
+      file,
+      `${JSON.stringify(organization('big', 600))}\n${JSON.stringify(organization('small', 2))}\n`,
+    )
+    const imported = await runCli(['import', 'directory', file, '--db', server.dbPath])
+    expect(imported.code, imported.stderr).toBe(0)
+    const release = readdirSync(server.dir).find((name) => /\.directory-\d+\.db$/.test(name)) as string
+    return { server, releaseFile: join(server.dir, release) }
+  }
+
+  const get = async (url: string, key: string, gzip: boolean) => {
+    const response = await request(url, {
+      headers: { authorization: `Bearer ${key}`, ...(gzip ? { 'accept-encoding': 'gzip' } : {}) },
+    })
+    return { headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) }
+  }
+
+  it("splices a large resource's kept compressed data into a read's and a search's gzip answer", async () => {
+    const { server, releaseFile } = await storeWithLargeResource()
+    try {
+      const file = new Database(releaseFile, { readonly: true })
+      const kept = new Map(
+        (file.prepare('SELECT id, gz FROM dir_resource').all() as { id: string; gz: Buffer | null }[]).map(
+          (row) => [row.id, row.gz],
+        ),
+      )
+      file.close()
+      expect(kept.get('small')).toBeNull()
+      const deflated = kept.get('big') as Buffer
+      expect(deflated.length).toBeGreaterThan(0)
+      for (const path of ['/v1/fhir/r4/Organization/big', '/v1/fhir/r4/Organization?name=clinic']) {
+        const plain = await get(`${server.url}${path}`, server.key, false)
+        expect(plain.body.length, plain.body.toString()).toBeGreaterThan(16 * 1024)
+        const gzipped = await get(`${server.url}${path}`, server.key, true)
+        expect(gzipped.headers['content-encoding']).toBe('gzip')
+        expect(Number(gzipped.headers['content-length'])).toBe(gzipped.body.length)
+        // The kept data itself is in the answer: spliced, not compressed again.
+        expect(gzipped.body.includes(deflated)).toBe(true)
+        expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true)
+      }
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('serves a release file made before resources were kept compressed, gzip included', async () => {
+    const { server, releaseFile } = await storeWithLargeResource()
+    try {
+      const file = new Database(releaseFile)
+      file.exec('ALTER TABLE dir_resource DROP COLUMN gz')
+      file.close()
+      const path = `${server.url}/v1/fhir/r4/Organization/big`
+      const plain = await get(path, server.key, false)
+      expect(JSON.parse(plain.body.toString()).id).toBe('big')
+      const gzipped = await get(path, server.key, true)
+      expect(gzipped.headers['content-encoding']).toBe('gzip')
+      expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true)
     } finally {
       await server.close()
     }
