@@ -41,9 +41,30 @@ describe('AnswerCache', () => {
     expect(cache.get('a', 2, 0)).toBeUndefined()
   })
 
+  it('keeps through a change of the database an answer its endpoint judges still true, asked when next wanted', () => {
+    const cache = new AnswerCache(1000)
+    let standing = true
+    let asked = 0
+    const judged = () => {
+      asked++
+      return standing
+    }
+    cache.set('judged', 1, answer('j'), { stillTrue: judged })
+    cache.set('unjudged', 1, answer('u'))
+    expect(cache.get('judged', 2, 0)?.bytes.toString()).toBe('j')
+    expect(cache.get('unjudged', 2, 0)).toBeUndefined()
+    expect(asked).toBe(1)
+    // Judged once per change: the same generation asks no more.
+    cache.get('judged', 2, 0)
+    expect(asked).toBe(1)
+    standing = false
+    expect(cache.get('judged', 3, 0)).toBeUndefined()
+    expect(cache.size).toBe(0)
+  })
+
   it('answers through the moment given, not after', () => {
     const cache = new AnswerCache(1024)
-    cache.set('a', 1, answer('1'), 1000)
+    cache.set('a', 1, answer('1'), { through: 1000 })
     expect(cache.get('a', 1, 1000)).toBeDefined()
     expect(cache.get('a', 1, 1001)).toBeUndefined()
     expect(cache.get('a', 1, 0)).toBeUndefined()

@@ -2,7 +2,7 @@ import type { KeyOwner } from '../accounts/keys.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/open.js'
-import type { AnswerCache } from '../http/answerCache.js'
+import type { AnswerCache, Reuse } from '../http/answerCache.js'
 import { ApiError, type ParamIssue } from '../http/errors.js'
 import type { Routes } from '../http/routes.js'
 import {
@@ -58,11 +58,11 @@ export interface EndpointResponse {
   etag?: boolean
   /**
    * The same GET may be answered with this response again, without running the handler, until the
-   * database changes and, with `through` (epoch ms), while the clock reads at most that. Only for answers
-   * that depend on the path, the query and the database alone: not on the caller, nor on the time past
-   * `through` (src/http/answerCache.ts).
+   * database changes (unless `stillTrue` says the change leaves it true) and, with `through` (epoch ms),
+   * while the clock reads at most that. Only for answers that depend on the path, the query and the
+   * database alone: not on the caller, nor on the time past `through` (src/http/answerCache.ts).
    */
-  reuse?: { through?: number }
+  reuse?: Reuse
 }
 
 /** Documentation of one response for /openapi.json; `schema` is a JSON Schema or a component reference. */

@@ -12,8 +12,10 @@ import { ONE_OFF_GZIP_LEVEL } from './middleware/compressWhenAccepted.js'
  * when its answer depends on the request's path and query and the database alone, and, for answers that
  * depend on the time, says through which moment it stays true. Popular searches (the same state and
  * service type from every visitor of a booking site) are then answered without a query or a
- * serialization, and never differently from what the store would answer: every entry is dropped as soon
- * as the database changes (`Db.changeGeneration`), by this process or another.
+ * serialization, and never differently from what the store would answer: when the database changes
+ * (`Db.changeGeneration`), by this process or another, every entry is dropped but those whose endpoint can
+ * tell that the change leaves them true (`stillTrue`: a slot search over publishers a sync did not touch),
+ * asked when the entry is next wanted.
  */
 
 /** An answer as it goes out: what `render` sends, whether it was just made or kept. */
@@ -42,10 +44,21 @@ export interface SplicedPrecompressed {
   piece: Precompressed
 }
 
+/** How long a kept answer holds: through a moment, and past changes its endpoint can judge. */
+export interface Reuse {
+  /** Epoch ms through which the answer stays true, if the time matters. */
+  through?: number
+  /** Asked after the database changed: true when the answer is still what the store would answer. */
+  stillTrue?: () => boolean
+}
+
 interface Kept {
   answer: PreparedAnswer
   /** Epoch ms through which the answer stays true, if the time matters. */
   through: number | undefined
+  /** The database generation it is known true at. */
+  generation: number
+  stillTrue: (() => boolean) | undefined
   /** Given again since it was kept or last spared: spared once more when its turn to go comes. */
   used: boolean
   forms: Forms
@@ -89,17 +102,21 @@ export class AnswerCache {
     this.#forgetIfChanged(generation)
     const kept = this.#kept.get(key)
     if (!kept) return undefined
-    if (kept.through !== undefined && now > kept.through) {
+    if (
+      (kept.through !== undefined && now > kept.through) ||
+      (kept.generation !== generation && !kept.stillTrue?.())
+    ) {
       this.#drop(key, kept)
       return undefined
     }
+    kept.generation = generation
     kept.used = true
     kept.forms.givenAgain = true
     return kept.answer
   }
 
   /** Keeps an answer made while the database was at `generation`. */
-  set(key: string, generation: number, answer: PreparedAnswer, through?: number): void {
+  set(key: string, generation: number, answer: PreparedAnswer, reuse: Reuse = {}): void {
     this.#forgetIfChanged(generation)
     // Made from an older state than the one now seen: it may already be wrong.
     if (generation !== this.#generation) return
@@ -124,7 +141,14 @@ export class AnswerCache {
       forms = { givenAgain: false, gzip: undefined }
       this.#everKept.set(answer, forms)
     }
-    this.#kept.set(key, { answer, through, used: false, forms })
+    this.#kept.set(key, {
+      answer,
+      through: reuse.through,
+      generation,
+      stillTrue: reuse.stillTrue,
+      used: false,
+      forms,
+    })
     this.#bytes += size
   }
 
@@ -198,10 +222,10 @@ export class AnswerCache {
     return this.#kept.size
   }
 
+  /** On a change, the answers no endpoint can judge go at once; the others are judged when next wanted. */
   #forgetIfChanged(generation: number): void {
     if (generation <= this.#generation) return
-    this.#kept.clear()
-    this.#bytes = 0
+    for (const [key, kept] of this.#kept) if (!kept.stillTrue) this.#drop(key, kept)
     this.#generation = generation
   }
 

@@ -175,7 +175,7 @@ export function answerRequest(
   if (kept) return kept
   const ready = (response: EndpointResponse) => {
     const answer = prepare(response)
-    if (key && response.reuse) services.answers.set(key, generation, answer, response.reuse.through)
+    if (key && response.reuse) services.answers.set(key, generation, answer, response.reuse)
     return answer
   }
   const response = invokeEndpoint(
