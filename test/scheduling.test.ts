@@ -6,6 +6,7 @@ import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/app/store.js'
 import { addPublisher, removePublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { type FeedServer, startFeedServer } from './support/feedServer.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
@@ -367,6 +368,41 @@ describe('answers kept for the next identical search', () => {
       other.close()
     }
     expect((await api(path)).total).toBe(8)
+  })
+})
+
+describe('kept answers through changes to other publishers', () => {
+  it('holds an answer through a change to publishers none of whose series match it, and only then', async () => {
+    const index = new SlotIndex(server.server.db)
+    const other = openDatabase(server.dbPath)
+    // A change by another connection is seen from the next event-loop turn (Db.changeGeneration).
+    const change = async (slug: string, enabled: boolean) => {
+      setPublisherEnabled(other, slug, enabled)
+      await new Promise(setImmediate)
+    }
+    try {
+      const onSmart = index.answerHolds({ publisher: 'smart', groupKeys: [] })
+      const onStu1 = index.answerHolds({ publisher: 'stu1', groupKeys: [] })
+      const overAll = index.answerHolds({ groupKeys: [] })
+      await change('stu1', false)
+      expect(onSmart()).toBe(true)
+      expect(onStu1()).toBe(false)
+      expect(overAll()).toBe(false)
+      // Served again as it was: what the answers were made from is back.
+      await change('stu1', true)
+      expect(onStu1()).toBe(true)
+      // A publisher that comes to match: made while no served series was in Worcester, where smart has one.
+      await change('smart', false)
+      const inWorcester = index.answerHolds({ city: 'Worcester', groupKeys: [] })
+      const onStu1Again = index.answerHolds({ publisher: 'stu1', groupKeys: [] })
+      await change('smart', true)
+      expect(inWorcester()).toBe(false)
+      expect(onStu1Again()).toBe(true)
+    } finally {
+      setPublisherEnabled(other, 'stu1', true)
+      setPublisherEnabled(other, 'smart', true)
+      other.close()
+    }
   })
 })
 

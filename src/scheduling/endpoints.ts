@@ -171,7 +171,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
       const filters = toFilters(params, now)
       return {
         body: searchSlots(index, filters, params),
-        reuse: { through: answerHoldsThrough(index, filters, now) },
+        reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
       }
     },
   }),
@@ -188,7 +188,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
       const { groups, total } = searchGroups(index, filters, params)
       return {
         body: { total, providerLocations: groups },
-        reuse: { through: answerHoldsThrough(index, filters, now) },
+        reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
       }
     },
   }),
@@ -205,7 +205,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
       const { groups, total } = searchGroups(index, filters, params)
       return {
         body: { actors: groups.map(toActor), total },
-        reuse: { through: answerHoldsThrough(index, filters, now) },
+        reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
       }
     },
   }),

@@ -135,6 +135,13 @@ class PublisherSeries {
 
 const NONE: Series[] = []
 
+/** Whether any of the publisher's series matches the filters. */
+function involves(slug: string, indexed: PublisherSeries, filters: SeriesFilters, wanted: Wanted): boolean {
+  if (filters.publisher !== undefined && slug !== filters.publisher) return false
+  const { list, met } = indexed.candidates(wanted)
+  return list.some((series) => matches(series, wanted, met))
+}
+
 /** Every series of the lists once: a series can be listed under several of the values asked for. */
 function union(lists: (Series[] | undefined)[]): Series[] {
   if (lists.length === 1) return lists[0] ?? NONE
@@ -149,6 +156,8 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
 
 export class SlotIndex {
   readonly #publishers = new Map<string, PublisherSeries>()
+  /** Each served publisher's part, replaced (never changed) when one changes: what an answer was made from. */
+  #parts: ReadonlyMap<string, number> = new Map()
   #generation = -1
 
   constructor(readonly db: Db) {}
@@ -170,6 +179,38 @@ export class SlotIndex {
       for (const series of list) if (matches(series, wanted, met)) found.push(series)
     }
     return found
+  }
+
+  /**
+   * For the answer cache: whether an answer to these filters made now still holds after the database has
+   * changed. It does while every publisher changed since (synced, disabled, enabled) is one none of whose
+   * series matched the filters then and none matches now: a sync of one publisher leaves the answers of
+   * searches in other states standing. An answer over every series holds through no change.
+   */
+  answerHolds(filters: SeriesFilters): () => boolean {
+    this.refresh()
+    const made = this.#parts
+    if (filtersNoSeries(filters))
+      return () => {
+        this.refresh()
+        return this.#parts === made
+      }
+    const wanted = wantedOf(filters)
+    const involved = new Set<string>()
+    for (const [slug, indexed] of this.#publishers)
+      if (involves(slug, indexed, filters, wanted)) involved.add(slug)
+    return () => {
+      this.refresh()
+      const now = this.#parts
+      if (now === made) return true
+      for (const [slug, part] of made) if (involved.has(slug) && now.get(slug) !== part) return false
+      for (const [slug, part] of now) {
+        if (made.get(slug) === part) continue
+        const indexed = this.#publishers.get(slug) as PublisherSeries
+        if (involves(slug, indexed, filters, wanted)) return false
+      }
+      return true
+    }
   }
 
   /** Slots of every status the served series of these publishers hold, as of the last refresh. */
@@ -269,12 +310,20 @@ export class SlotIndex {
       part: number | null
     }[]
     const served = new Set<string>()
+    let changed = false
     for (const { slug, enabled, part } of publishers) {
       if (enabled !== 1 || part === null) continue
       served.add(slug)
-      if (this.#publishers.get(slug)?.part !== part) this.#load(slug, part)
+      if (this.#publishers.get(slug)?.part === part) continue
+      this.#load(slug, part)
+      changed = true
     }
-    for (const slug of this.#publishers.keys()) if (!served.has(slug)) this.#publishers.delete(slug)
+    for (const slug of this.#publishers.keys()) {
+      if (served.has(slug)) continue
+      this.#publishers.delete(slug)
+      changed = true
+    }
+    if (changed) this.#parts = new Map([...this.#publishers].map(([slug, { part }]) => [slug, part]))
   }
 
   #load(slug: string, part: number) {
