@@ -4,11 +4,13 @@ import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openStore } from '../src/app/store.js'
+import { addPublisher, removePublisher } from '../src/scheduling/publishers.js'
 import {
   importTerminology,
   readTerminology,
   writeTerminology,
 } from '../src/terminology/import/importFiles.js'
+import { releasesUnchanged } from '../src/terminology/store.js'
 import { runCli } from './support/cli.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 import { NUCC_CSV } from './support/fixtures.js'
@@ -116,6 +118,17 @@ describe('terminology answers remembered in memory', () => {
     })
     expect(imported.code).toBe(0)
     expect(await lookup(ALLERGY, '25.0')).toMatchObject({ status: 200, display: 'Allergy Specialist' })
+  })
+})
+
+describe('kept terminology answers', () => {
+  it('are judged still true after another domain changes, and not once a release comes or goes', async () => {
+    const unchanged = releasesUnchanged(t.server.db)
+    addPublisher(t.server.db, { slug: 'elsewhere', manifestUrl: join(files, 'none') })
+    removePublisher(t.server.db, 'elsewhere')
+    expect(unchanged()).toBe(true)
+    await importTerminology(t.server.db, [NUCC_CSV], { release: '25.9', now: t.now() })
+    expect(unchanged()).toBe(false)
   })
 })
 

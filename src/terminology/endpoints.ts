@@ -6,6 +6,7 @@ import { BATCH_MAX_BYTES } from '../fhir/batch.js'
 import { countiesOf } from './counties.js'
 import { expand, MAX_WHOLE_EXPANSION } from './expand.js'
 import { lookup } from './lookup.js'
+import { releasesUnchanged } from './store.js'
 import type { Terminology } from './terminology.js'
 import { validateCode } from './validateCode.js'
 
@@ -170,7 +171,7 @@ export function terminologyEndpoints(terminology: Terminology): Endpoint[] {
       responses: { 200: PARAMETERS },
       handler: (request, { db }) => ({
         body: countiesOf(db, request.params.state.toUpperCase()),
-        reuse: {},
+        reuse: { stillTrue: releasesUnchanged(db) },
       }),
     }),
   ]

@@ -6,7 +6,7 @@ import { type Parameters, type ParametersParameter, parameters, valued } from '.
 import { forward, query } from './remote.js'
 import type { RememberedConcept } from './remembered.js'
 import { resolveCodeSystem } from './sources.js'
-import type { CodeSystemRow, ConceptRow } from './store.js'
+import { type CodeSystemRow, type ConceptRow, releasesUnchanged } from './store.js'
 
 export interface LookupInput {
   system?: string
@@ -155,7 +155,10 @@ export function lookup(
   const wanted = input.property ?? []
   if (resolved.kind === 'local') {
     // From the store alone: the same question is answered the same until the database changes.
-    return { body: lookupLocal(terminology, resolved.system, asked.code, wanted, codeParameter), reuse: {} }
+    return {
+      body: lookupLocal(terminology, resolved.system, asked.code, wanted, codeParameter),
+      reuse: { stillTrue: releasesUnchanged(terminology.db) },
+    }
   }
   const search = query([
     ['system', asked.system],

@@ -1,6 +1,22 @@
 import type { Db } from '../db/open.js'
 import type { PropertyDeclaration, PropertyValue } from './model.js'
 
+/**
+ * For the answer cache: an answer read from the code systems held now stays true while the same releases
+ * are held. A release's id names its content for good (ids are never reused, and a release is never changed
+ * in place: write.ts deletes and inserts), so their count and highest id say whether the set moved; a sync
+ * or an import of another domain leaves such answers kept.
+ */
+export function releasesUnchanged(db: Db): () => boolean {
+  const held = () =>
+    db
+      .statement("SELECT count(*) || ':' || coalesce(max(id), 0) FROM term_code_systems")
+      .pluck()
+      .get() as string
+  const now = held()
+  return () => held() === now
+}
+
 export interface CodeSystemRow {
   id: number
   url: string
