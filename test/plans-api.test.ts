@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { countyArea, coverageOf, storedCoverage } from '../src/plans/coverage.js'
 import { importPlans } from '../src/plans/import/importPlans.js'
 import { fixture, importPlanNet } from './support/directory.js'
 import { hang, json, startFakeUpstream } from './support/fakeUpstream.js'
@@ -505,5 +506,26 @@ describe('inside a batch, and in the documents', () => {
     expect(openapi.paths[`${BASE}/InsurancePlan`].get.parameters.map((p: any) => p.name)).not.toContain(
       '_partition',
     )
+  })
+})
+
+describe("a stored plan's coverage, read for the county marks", () => {
+  const partial = countyArea({ fips: '12031', name: 'Duval County', state: 'FL' }, { zips: ['32202'] })
+  const whole = countyArea({ fips: '12089', name: 'Nassau County', state: 'FL' })
+  const read = (members: Record<string, unknown>) => storedCoverage(Buffer.from(JSON.stringify(members)))
+
+  it('reads the same wherever the plan goes on after it, and whatever its strings hold', () => {
+    const expected = coverageOf({ coverageArea: [partial, whole] })
+    expect(expected.counties.get('12031')).toEqual({ partial: true, zips: ['32202'] })
+    // As our plans write it (network next), with contact first, and with neither (found by depth).
+    expect(read({ id: 'a', coverageArea: [partial, whole], network: [{ display: 'n' }] })).toEqual(expected)
+    expect(read({ coverageArea: [partial, whole], contact: [], network: [] })).toEqual(expected)
+    expect(read({ coverageArea: [partial, whole], name: 'x' })).toEqual(expected)
+    // A display holding what our plans write next does not cut it short.
+    const tricky = { ...whole, display: 'Nassau ],"network":[ County, FL' }
+    expect(read({ coverageArea: [partial, tricky], network: [] }).counties.get('12089')).toEqual({
+      partial: false,
+      zips: [],
+    })
   })
 })

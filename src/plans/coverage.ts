@@ -70,15 +70,27 @@ export interface Coverage {
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 
 const COVERAGE_AREA = Buffer.from('"coverageArea":')
+/** The members our plans write next after `coverageArea` (import/aca.ts, import/ma.ts). */
+const NEXT_MEMBERS = [Buffer.from(',"contact":'), Buffer.from(',"network":')]
 
 /**
- * The `coverageArea` of a stored plan, parsed alone: its bytes found by key and bracket depth (strings
- * skipped), so that a search's marks read a kilobyte of a plan that may weigh hundreds.
+ * The `coverageArea` of a stored plan, parsed alone, so that a search's marks read a kilobyte of a plan
+ * that may weigh hundreds: its bytes run from its key to the member our plans write next, found and parsed
+ * natively; when that does not parse, to where its bracket depth closes (strings skipped), found byte by
+ * byte at a tenth of the speed.
  */
 export function storedCoverage(bytes: Buffer): Coverage {
   const key = bytes.indexOf(COVERAGE_AREA)
   if (key === -1) return coverageOf({})
   const start = key + COVERAGE_AREA.length
+  const ends = NEXT_MEMBERS.map((member) => bytes.indexOf(member, start)).filter((end) => end !== -1)
+  if (ends.length > 0) {
+    try {
+      return coverageOf({ coverageArea: JSON.parse(bytes.toString('utf8', start, Math.min(...ends))) })
+    } catch {
+      // Not where our plans put it: found by depth below.
+    }
+  }
   let depth = 0
   let inString = false
   for (let at = start; at < bytes.length; at++) {
