@@ -192,7 +192,7 @@ describe('resources kept compressed by their release', () => {
     const { server, releaseFile } = await storeWithLargeResource()
     try {
       const file = new Database(releaseFile)
-      file.exec('ALTER TABLE dir_resource DROP COLUMN gz')
+      file.exec('ALTER TABLE dir_resource DROP COLUMN gz_crc; ALTER TABLE dir_resource DROP COLUMN gz')
       file.close()
       const path = `${server.url}/v1/fhir/r4/Organization/big`
       const plain = await get(path, server.key, false)

@@ -1,7 +1,14 @@
-import { gunzipSync } from 'node:zlib'
+import { crc32, gunzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { AnswerCache, type PreparedAnswer } from '../src/http/answerCache.js'
-import { deflatedPart, spliceableGzip, spliceGzip } from '../src/http/gzipSplice.js'
+import {
+  crc32Combine,
+  deflatedPart,
+  type Precompressed,
+  spliceableGzip,
+  spliceGzip,
+  spliceGzipOf,
+} from '../src/http/gzipSplice.js'
 import { SplicedJson } from '../src/http/json.js'
 
 const json = (index: number) =>
@@ -22,6 +29,46 @@ describe('gzip splicing', () => {
     expect(gunzipSync(gzip)).toEqual(whole)
     // Smaller than the whole sent stored: the spliced parts are compressed.
     expect(gzip.length).toBeLessThan(whole.length - parts[3].length / 2)
+  })
+})
+
+describe('gzip spliced from precompressed pieces', () => {
+  it("combines CRC-32s as zlib's crc32_combine does, whatever the lengths", () => {
+    for (const [a, b] of [
+      [0, 0],
+      [1, 1],
+      [3, 70_000],
+      [70_000, 3],
+      [0, 9],
+      [9, 0],
+      [1_700_000, 170_000],
+    ]) {
+      const first = Buffer.alloc(a as number, 'ab✓')
+      const second = Buffer.alloc(b as number, 'cd')
+      expect(crc32Combine(crc32(first), crc32(second), second.length)).toBe(
+        crc32(Buffer.concat([first, second])),
+      )
+    }
+  })
+
+  it('unpacks to the pieces in order, its CRC made from the kept ones', () => {
+    const kept = (bytes: Buffer): Precompressed => ({
+      bytes,
+      crc: crc32(bytes),
+      ...deflatedPart(spliceableGzip(bytes)),
+    })
+    const pieces = [
+      Buffer.from('{"entry":['),
+      kept(json(40)),
+      Buffer.from(','),
+      kept(json(300)),
+      Buffer.from(']}'),
+    ]
+    const whole = Buffer.concat(pieces.map((piece) => (Buffer.isBuffer(piece) ? piece : piece.bytes)))
+    expect(gunzipSync(spliceGzipOf(pieces))).toEqual(whole)
+    // Its trailer comes from the kept CRCs: a piece whose bytes are not the ones kept compressed shows it.
+    const lying = pieces.map((piece) => (Buffer.isBuffer(piece) ? piece : { ...piece, crc: piece.crc ^ 1 }))
+    expect(() => gunzipSync(spliceGzipOf(lying))).toThrow()
   })
 })
 

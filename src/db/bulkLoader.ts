@@ -12,8 +12,9 @@ export interface LoadStatement {
   bytes?: number
   /**
    * With `bytes`: the parameter position (counted once the range is one parameter) given the range's
-   * spliceable deflate data (src/http/gzipSplice.ts) when it holds at least `minBytes`, NULL otherwise;
-   * compressed on the loading thread, which has time to spare while the caller prepares rows.
+   * spliceable deflate data (src/http/gzipSplice.ts), and the next its CRC-32, when it holds at least
+   * `minBytes`, NULL and NULL otherwise; made on the loading thread, which has time to spare while the
+   * caller prepares rows.
    */
   deflated?: { at: number; minBytes: number; level: number }
 }
@@ -41,7 +42,7 @@ export interface BulkLoaderOptions {
 const PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads')
 const { closeSync, fsyncSync, openSync } = require('node:fs')
-const { constants, deflateRawSync } = require('node:zlib')
+const { constants, crc32, deflateRawSync } = require('node:zlib')
 const { dirname } = require('node:path')
 const Database = require(workerData.driver)
 const { path, schema, statements, pageSize, cacheKib } = workerData
@@ -70,9 +71,9 @@ function write(ops, bytes) {
       const deflated = deflatedAt[index]
       // As gzipSplice.ts's spliceableGzip compresses: a raw deflate stream ended by a sync flush.
       if (deflated)
-        params.splice(deflated.at, 0, text.length >= deflated.minBytes
-          ? deflateRawSync(text, { level: deflated.level, finishFlush: constants.Z_SYNC_FLUSH })
-          : null)
+        params.splice(deflated.at, 0, ...(text.length >= deflated.minBytes
+          ? [deflateRawSync(text, { level: deflated.level, finishFlush: constants.Z_SYNC_FLUSH }), crc32(text)]
+          : [null, null]))
     }
     prepared[index].run(params)
   }

@@ -4,6 +4,7 @@ import {
   type Precompressed,
   spliceableGzip,
   spliceGzip,
+  spliceGzipOf,
 } from './gzipSplice.js'
 import { ONE_OFF_GZIP_LEVEL } from './middleware/compressWhenAccepted.js'
 
@@ -30,18 +31,13 @@ export interface PreparedAnswer {
   etag?: string
   /** Answers whose bytes were spliced into these, each at its offset (a FHIR batch's entries). */
   splicedFrom?: readonly SplicedAnswer[]
-  /** Pieces of these bytes whose compressed data is made already, each at its offset (large stored resources). */
-  precompressed?: readonly SplicedPrecompressed[]
+  /** These bytes in pieces, some with their compressed data made already (large stored resources). */
+  precompressed?: readonly (Buffer | Precompressed)[]
 }
 
 export interface SplicedAnswer {
   at: number
   answer: PreparedAnswer
-}
-
-export interface SplicedPrecompressed {
-  at: number
-  piece: Precompressed
 }
 
 /** How long a kept answer holds: through a moment, and past changes its endpoint can judge. */
@@ -164,7 +160,7 @@ export class AnswerCache {
     const forms = this.#everKept.get(answer)
     // Splicing what is compressed already beats compressing a megabyte of plans anew, kept or not.
     if (answer.precompressed && !forms?.gzip) {
-      const spliced = this.#gzipSpliced(answer.bytes, answer.splicedFrom ?? [], answer.precompressed)
+      const spliced = gzipOfPieces(answer.precompressed)
       if (spliced && forms) forms.gzip = spliced
       if (spliced) return spliced
     }
@@ -181,38 +177,26 @@ export class AnswerCache {
     return forms.gzip
   }
 
-  #gzipSpliced(
-    whole: Buffer,
-    splicedFrom: readonly SplicedAnswer[],
-    precompressed: readonly SplicedPrecompressed[] = [],
-  ): Buffer | undefined {
+  #gzipSpliced(whole: Buffer, splicedFrom: readonly SplicedAnswer[]): Buffer | undefined {
     // A part is spliced in compressed when its form is made already, or made now if it was asked for again:
     // compressing 100 parts one by one costs twice compressing them together, so only answers likely to be
     // asked for again are worth it. The others go stored with the text around them.
-    const compressed = [
-      ...splicedFrom
-        .filter(({ answer }) => {
-          const forms = this.#everKept.get(answer)
-          return (
-            forms !== undefined &&
-            (forms.gzip !== undefined || forms.givenAgain) &&
-            answer.bytes.length <= GZIP_ONCE_MAX_BYTES
-          )
-        })
-        .map(({ at, answer }) => ({
-          at,
-          length: answer.bytes.length,
-          part: () => deflatedPart(this.#gzipOnce(answer, this.#everKept.get(answer) as Forms) as Buffer),
-        })),
-      ...precompressed.map(({ at, piece }) => ({ at, length: piece.bytes.length, part: () => piece })),
-    ].sort((a, b) => a.at - b.at)
-    const compressedBytes = compressed.reduce((sum, { length }) => sum + length, 0)
+    const compressed = splicedFrom.filter(({ answer }) => {
+      const forms = this.#everKept.get(answer)
+      return (
+        forms !== undefined &&
+        (forms.gzip !== undefined || forms.givenAgain) &&
+        answer.bytes.length <= GZIP_ONCE_MAX_BYTES
+      )
+    })
+    const compressedBytes = compressed.reduce((sum, { answer }) => sum + answer.bytes.length, 0)
     if (whole.length - compressedBytes > SPLICED_STORED_MAX_BYTES) return undefined
     const parts: (Buffer | DeflatedPart)[] = []
     let from = 0
-    for (const { at, length, part } of compressed) {
-      parts.push(whole.subarray(from, at), part())
-      from = at + length
+    for (const { at, answer } of compressed) {
+      const gzip = this.#gzipOnce(answer, this.#everKept.get(answer) as Forms) as Buffer
+      parts.push(whole.subarray(from, at), deflatedPart(gzip))
+      from = at + answer.bytes.length
     }
     parts.push(whole.subarray(from))
     return spliceGzip(whole, parts)
@@ -233,4 +217,14 @@ export class AnswerCache {
     this.#kept.delete(key)
     this.#bytes -= kept.answer.bytes.length + key.length
   }
+}
+
+/**
+ * The gzip form of an answer in pieces, some precompressed, spliced from them when what goes stored (the
+ * text between them, resources too small to keep compressed) is at most SPLICED_STORED_MAX_BYTES.
+ */
+function gzipOfPieces(pieces: readonly (Buffer | Precompressed)[]): Buffer | undefined {
+  let storedBytes = 0
+  for (const piece of pieces) if (Buffer.isBuffer(piece)) storedBytes += piece.length
+  return storedBytes > SPLICED_STORED_MAX_BYTES ? undefined : spliceGzipOf(pieces)
 }

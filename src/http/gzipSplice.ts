@@ -21,14 +21,52 @@ const STORED_BLOCK_MAX = 0xffff
 /** Compressed data of one part, as spliced: a deflate stream's middle, ended by a sync flush. */
 export type DeflatedPart = { readonly deflated: Buffer }
 
-/** Bytes with their compressed data made already (a large resource as its release keeps it). */
-export type Precompressed = DeflatedPart & { readonly bytes: Buffer }
+/**
+ * Bytes with their compressed data and CRC-32 made already (a large resource as its release keeps it): an
+ * answer of such pieces is gzipped without reading their bytes again.
+ */
+export type Precompressed = DeflatedPart & { readonly bytes: Buffer; readonly crc: number }
 
-function trailer(whole: Buffer): Buffer {
+function trailer(crc: number, length: number): Buffer {
   const bytes = Buffer.allocUnsafe(TRAILER_BYTES)
-  bytes.writeUInt32LE(crc32(whole), 0)
-  bytes.writeUInt32LE(whole.length % 2 ** 32, 4)
+  bytes.writeUInt32LE(crc, 0)
+  bytes.writeUInt32LE(length % 2 ** 32, 4)
   return bytes
+}
+
+const CRC_POLYNOMIAL = 0xedb88320
+
+/** a(x) b(x) modulo the CRC-32 polynomial, both reflected as CRCs are. */
+function multiplyModP(a: number, b: number): number {
+  let product = 0
+  for (let bit = 0x80000000; bit !== 0; bit >>>= 1) {
+    if (a & bit) product ^= b
+    b = b & 1 ? (b >>> 1) ^ CRC_POLYNOMIAL : b >>> 1
+  }
+  return product >>> 0
+}
+
+/** x^(2^k) modulo the polynomial, for k = 0..31. */
+const X_TO_2_TO_K = (() => {
+  const table: number[] = []
+  let power = 0x40000000 // x^1
+  for (let k = 0; k < 32; k++) {
+    table.push(power)
+    power = multiplyModP(power, power)
+  }
+  return table
+})()
+
+/**
+ * The CRC-32 of A followed by B, from A's, B's and B's length: zlib's crc32_combine (Node does not expose it),
+ * by multiplying A's CRC by x^(8 length) modulo the polynomial.
+ */
+export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
+  let shift = 0x80000000 // x^0
+  let k = 3 // one byte is x^8 = x^(2^3)
+  for (let n = lengthB; n > 0; n = Math.floor(n / 2), k++)
+    if (n % 2 === 1) shift = multiplyModP(X_TO_2_TO_K[k % 32] as number, shift)
+  return (multiplyModP(shift, crcA) ^ crcB) >>> 0
 }
 
 /** `bytes` as stored blocks (each at most 64 KiB, 5 bytes of header). */
@@ -49,7 +87,7 @@ function stored(bytes: Buffer, into: Buffer[]): void {
  */
 export function spliceableGzip(bytes: Buffer, level = KEPT_GZIP_LEVEL): Buffer {
   const deflated = deflateRawSync(bytes, { level, finishFlush: constants.Z_SYNC_FLUSH })
-  return Buffer.concat([HEADER, deflated, FINAL, trailer(bytes)])
+  return Buffer.concat([HEADER, deflated, FINAL, trailer(crc32(bytes), bytes.length)])
 }
 
 /** The compressed data of a member made by `spliceableGzip`, without its end. */
@@ -62,11 +100,34 @@ export function deflatedPart(member: Buffer): DeflatedPart {
  * of its other parts.
  */
 export function spliceGzip(whole: Buffer, parts: readonly (Buffer | DeflatedPart)[]): Buffer {
+  return member(parts, crc32(whole), whole.length)
+}
+
+/**
+ * A gzip member of pieces given in order, plain bytes (stored as they are) or precompressed: the CRC of the
+ * whole is combined from theirs, so a precompressed piece's bytes are not read.
+ */
+export function spliceGzipOf(pieces: readonly (Buffer | Precompressed)[]): Buffer {
+  let crc = 0
+  let length = 0
+  for (const piece of pieces) {
+    if (Buffer.isBuffer(piece)) {
+      crc = crc32(piece, crc)
+      length += piece.length
+    } else {
+      crc = crc32Combine(crc, piece.crc, piece.bytes.length)
+      length += piece.bytes.length
+    }
+  }
+  return member(pieces, crc, length)
+}
+
+function member(parts: readonly (Buffer | DeflatedPart)[], crc: number, length: number): Buffer {
   const pieces: Buffer[] = [HEADER]
   for (const part of parts) {
     if (Buffer.isBuffer(part)) stored(part, pieces)
     else pieces.push(part.deflated)
   }
-  pieces.push(FINAL, trailer(whole))
+  pieces.push(FINAL, trailer(crc, length))
   return Buffer.concat(pieces)
 }

@@ -1,4 +1,4 @@
-import type { PreparedAnswer, SplicedAnswer, SplicedPrecompressed } from './answerCache.js'
+import type { PreparedAnswer, SplicedAnswer } from './answerCache.js'
 import type { Precompressed } from './gzipSplice.js'
 
 /**
@@ -11,15 +11,18 @@ import type { Precompressed } from './gzipSplice.js'
 const texts = new WeakMap<object, string>()
 
 /**
- * A body serialized already, as UTF-8 spliced from texts and prepared answers' bytes (a batch's entries),
- * sent as is. `toJSON` keeps it correct anywhere it is serialized again.
+ * A body serialized already, as UTF-8 spliced from texts, stored resources' bytes and prepared answers'
+ * bytes (a batch's entries), sent as is. `toJSON` keeps it correct anywhere it is serialized again.
  */
 export class SplicedJson {
   readonly bytes: Buffer
   /** Where each answer spliced in lies in `bytes`: their kept gzip forms splice the same way. */
   readonly splicedFrom: SplicedAnswer[] = []
-  /** Where each piece with its compressed data lies in `bytes`: that data splices into the answer's gzip. */
-  readonly precompressed: SplicedPrecompressed[] = []
+  /**
+   * `bytes` in pieces, in order, when some come with their compressed data (large stored resources) and
+   * none is an answer: its gzip form is spliced from them, without reading those pieces again.
+   */
+  readonly precompressed: readonly (Buffer | Precompressed)[] | undefined
 
   /**
    * Pieces: JSON text, JSON bytes (a resource as stored), such bytes with their compressed data, or a
@@ -29,11 +32,8 @@ export class SplicedJson {
     // A resource as stored is sent as it was read: copying 100 KB costs more than the rest of a read.
     const [only] = pieces
     if (pieces.length === 1 && only !== undefined && typeof only !== 'string' && !('status' in only)) {
-      if (Buffer.isBuffer(only)) this.bytes = only
-      else {
-        this.bytes = only.bytes
-        this.precompressed.push({ at: 0, piece: only })
-      }
+      this.bytes = Buffer.isBuffer(only) ? only : only.bytes
+      this.precompressed = Buffer.isBuffer(only) ? undefined : [only]
       return
     }
     let length = 0
@@ -45,18 +45,22 @@ export class SplicedJson {
             ? piece.length
             : piece.bytes.length
     this.bytes = Buffer.allocUnsafe(length)
+    const inPieces: (Buffer | Precompressed)[] = []
     let at = 0
     for (const piece of pieces) {
-      if (typeof piece === 'string') {
-        at += this.bytes.write(piece, at)
-      } else if (Buffer.isBuffer(piece)) {
-        at += piece.copy(this.bytes, at)
-      } else {
+      const from = at
+      if (typeof piece === 'string') at += this.bytes.write(piece, at)
+      else if (Buffer.isBuffer(piece)) at += piece.copy(this.bytes, at)
+      else {
         if ('status' in piece) this.splicedFrom.push({ at, answer: piece })
-        else this.precompressed.push({ at, piece })
         at += piece.bytes.copy(this.bytes, at)
       }
+      inPieces.push(typeof piece === 'object' && 'deflated' in piece ? piece : this.bytes.subarray(from, at))
     }
+    this.precompressed =
+      this.splicedFrom.length === 0 && inPieces.some((piece) => !Buffer.isBuffer(piece))
+        ? inPieces
+        : undefined
   }
 
   toJSON(): unknown {

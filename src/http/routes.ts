@@ -125,7 +125,7 @@ function prepare(response: EndpointResponse): PreparedAnswer {
     // Answers spliced from kept ones are gzipped by splicing theirs, and pieces whose compressed data the
     // store keeps (large resources) are spliced in with it; anything else is compressed whole.
     splicedFrom: spliced?.splicedFrom.length ? spliced.splicedFrom : undefined,
-    precompressed: spliced?.precompressed.length ? spliced.precompressed : undefined,
+    precompressed: spliced?.precompressed,
   }
 }
 

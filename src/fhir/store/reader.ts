@@ -148,6 +148,21 @@ export interface StoredResource {
  * Read-side queries on a store's live release. Each release is a file of its own (see importer.ts), attached
  * to the main connection; a release imported before that lives in the main file's tables, read instead.
  */
+/** A resource row as read: its text, and its kept compressed form (see schema.ts) or NULLs. */
+interface StoredRow {
+  bytes: Buffer
+  gz: Buffer | null
+  gz_crc: number | null
+}
+
+const storedJson = (type: string, id: string, row: StoredRow) =>
+  new StoredJson(
+    type,
+    id,
+    row.bytes,
+    row.gz === null || row.gz_crc === null ? undefined : { deflated: row.gz, crc: row.gz_crc },
+  )
+
 export class ReleaseReader {
   #generation = -1
   /** The release served, the file attached for it (null: the main file's tables) and the schema to read. */
@@ -156,8 +171,8 @@ export class ReleaseReader {
   #schema = 'main'
   /** No release was ever imported and the main file has no tables of this store: every read finds nothing. */
   #empty = false
-  /** What selects a resource's kept compressed form: `gz`, or NULL in files made before it (schema.ts). */
-  #gz = 'NULL'
+  /** What selects a resource's kept compressed form: `gz, gz_crc`, or NULLs in files made before (schema.ts). */
+  #gz = 'NULL AS gz, NULL AS gz_crc'
 
   /** The schema a release file is attached as, on this connection. */
   readonly #attachAs: string
@@ -228,7 +243,7 @@ export class ReleaseReader {
     this.#letGo()
     this.#attached = null
     this.#schema = 'main'
-    this.#gz = 'NULL'
+    this.#gz = 'NULL AS gz, NULL AS gz_crc'
     this.#release = active?.id ?? 0
     this.#empty = false
     if (!active?.file) {
@@ -266,7 +281,7 @@ export class ReleaseReader {
     }
     this.#attached = active.file
     this.#schema = this.#attachAs
-    this.#gz = this.#keepsDeflated() ? 'gz' : 'NULL'
+    this.#gz = this.#keepsDeflated() ? 'gz, gz_crc' : 'NULL AS gz, NULL AS gz_crc'
     try {
       this.#held = openSync(path, 'r')
     } catch {
@@ -278,10 +293,10 @@ export class ReleaseReader {
     if (this.#empty) return undefined
     const row = this.db
       .statement(
-        `SELECT CAST(json AS BLOB) AS bytes, ${this.#gz} AS gz FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
+        `SELECT CAST(json AS BLOB) AS bytes, ${this.#gz} FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
       )
-      .get(type, id) as { bytes: Buffer; gz: Buffer | null } | undefined
-    return row === undefined ? undefined : new StoredJson(type, id, row.bytes, row.gz ?? undefined)
+      .get(type, id) as StoredRow | undefined
+    return row === undefined ? undefined : storedJson(type, id, row)
   }
 
   /**
@@ -328,16 +343,16 @@ export class ReleaseReader {
   #byRid(rid: number): StoredJson {
     const row = this.db
       .statement(
-        `SELECT type, id, CAST(json AS BLOB) AS bytes, ${this.#gz} AS gz FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`,
+        `SELECT type, id, CAST(json AS BLOB) AS bytes, ${this.#gz} FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`,
       )
-      .get(rid) as { type: string; id: string; bytes: Buffer; gz: Buffer | null }
-    return new StoredJson(row.type, row.id, row.bytes, row.gz ?? undefined)
+      .get(rid) as StoredRow & { type: string; id: string }
+    return storedJson(row.type, row.id, row)
   }
 
   #keepsDeflated(): boolean {
     return (
       this.db
-        .prepare(`SELECT count(*) FROM pragma_table_info(?, ?) WHERE name = 'gz'`)
+        .prepare(`SELECT count(*) FROM pragma_table_info(?, ?) WHERE name = 'gz_crc'`)
         .pluck()
         .get(this.layout.resource, this.#schema) === 1
     )

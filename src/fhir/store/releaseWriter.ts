@@ -53,7 +53,7 @@ function statementsOf(layout: StoreLayout): {
 } {
   const statements: LoadStatement[] = [
     {
-      sql: `INSERT INTO ${layout.resource} (rid, type, id, json, source, line, gz) VALUES (?, ?, ?, CAST(? AS TEXT), ?, ?, ?)`,
+      sql: `INSERT INTO ${layout.resource} (rid, type, id, json, source, line, gz, gz_crc) VALUES (?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?)`,
       bytes: 3,
       deflated: { at: 6, minBytes: KEPT_DEFLATE_MIN_BYTES, level: KEPT_DEFLATE_LEVEL },
     },

@@ -59,9 +59,10 @@ export function storeLayout(declaration: StoreDeclaration): StoreLayout {
  */
 /**
  * A resource of at least this many bytes is kept compressed beside its text too (`gz`: deflate data ended
- * by a sync flush, src/http/gzipSplice.ts), so that a read or a page of such resources is gzipped by
- * splicing instead of compressing its megabyte anew. Smaller ones are cheap to compress with their page.
- * Files built before `gz` lack the column: their resources are compressed as they are sent.
+ * by a sync flush, src/http/gzipSplice.ts; `gz_crc`: the text's CRC-32), so that a read or a page of such
+ * resources is gzipped by splicing, without compressing or even reading its megabyte again. Smaller ones
+ * are cheap to compress with their page. Files built before `gz_crc` are read as if they kept neither: their
+ * resources are compressed as they are sent.
  */
 export const KEPT_DEFLATE_MIN_BYTES = 16 * 1024
 
@@ -85,7 +86,8 @@ export function releaseTablesSql(layout: StoreLayout): string {
       json TEXT NOT NULL,
       source INTEGER NOT NULL,
       line INTEGER NOT NULL,
-      gz BLOB
+      gz BLOB,
+      gz_crc INTEGER
     );
     CREATE TABLE ${layout.token} (param INTEGER NOT NULL, code TEXT NOT NULL, system TEXT NOT NULL, rid INTEGER NOT NULL);
     CREATE TABLE ${layout.ref} (param INTEGER NOT NULL, target TEXT NOT NULL, rid INTEGER NOT NULL);

@@ -14,13 +14,13 @@ export class StoredJson {
     readonly type: string,
     readonly id: string,
     readonly bytes: Buffer,
-    /** Its deflate data kept by the release (large resources: see schema.ts), to splice into a gzip answer. */
-    readonly deflated?: Buffer,
+    /** Its deflate data and CRC-32 kept by the release (large resources: see schema.ts), for gzip answers. */
+    readonly kept?: { deflated: Buffer; crc: number },
   ) {}
 
   /** Its bytes, with their compressed data when the release keeps it: a piece of a SplicedJson answer. */
   spliceable(): Buffer | Precompressed {
-    return this.deflated ? { bytes: this.bytes, deflated: this.deflated } : this.bytes
+    return this.kept ? { bytes: this.bytes, ...this.kept } : this.bytes
   }
 
   get resource(): Resource {
