@@ -45,7 +45,12 @@ export class SplicedJson {
             ? piece.length
             : piece.bytes.length
     this.bytes = Buffer.allocUnsafe(length)
-    const inPieces: (Buffer | Precompressed)[] = []
+    // Kept in pieces only for a page of stored resources some of which come compressed (a batch never is).
+    const inPieces: (Buffer | Precompressed)[] | undefined = pieces.some(
+      (piece) => typeof piece === 'object' && 'deflated' in piece,
+    )
+      ? []
+      : undefined
     let at = 0
     for (const piece of pieces) {
       const from = at
@@ -55,12 +60,9 @@ export class SplicedJson {
         if ('status' in piece) this.splicedFrom.push({ at, answer: piece })
         at += piece.bytes.copy(this.bytes, at)
       }
-      inPieces.push(typeof piece === 'object' && 'deflated' in piece ? piece : this.bytes.subarray(from, at))
+      inPieces?.push(typeof piece === 'object' && 'deflated' in piece ? piece : this.bytes.subarray(from, at))
     }
-    this.precompressed =
-      this.splicedFrom.length === 0 && inPieces.some((piece) => !Buffer.isBuffer(piece))
-        ? inPieces
-        : undefined
+    this.precompressed = this.splicedFrom.length === 0 ? inPieces : undefined
   }
 
   toJSON(): unknown {

@@ -144,10 +144,9 @@ export interface StoredResource {
   stored: StoredJson
 }
 
-/**
- * Read-side queries on a store's live release. Each release is a file of its own (see importer.ts), attached
- * to the main connection; a release imported before that lives in the main file's tables, read instead.
- */
+/** What selects a resource's kept compressed form in files made before it (schema.ts): nothing. */
+const NOTHING_KEPT = 'NULL AS gz, NULL AS gz_crc'
+
 /** A resource row as read: its text, and its kept compressed form (see schema.ts) or NULLs. */
 interface StoredRow {
   bytes: Buffer
@@ -163,6 +162,10 @@ const storedJson = (type: string, id: string, row: StoredRow) =>
     row.gz === null || row.gz_crc === null ? undefined : { deflated: row.gz, crc: row.gz_crc },
   )
 
+/**
+ * Read-side queries on a store's live release. Each release is a file of its own (see importer.ts), attached
+ * to the main connection; a release imported before that lives in the main file's tables, read instead.
+ */
 export class ReleaseReader {
   #generation = -1
   /** The release served, the file attached for it (null: the main file's tables) and the schema to read. */
@@ -171,8 +174,8 @@ export class ReleaseReader {
   #schema = 'main'
   /** No release was ever imported and the main file has no tables of this store: every read finds nothing. */
   #empty = false
-  /** What selects a resource's kept compressed form: `gz, gz_crc`, or NULLs in files made before (schema.ts). */
-  #gz = 'NULL AS gz, NULL AS gz_crc'
+  /** What selects a resource's kept compressed form: `gz, gz_crc`, or NOTHING_KEPT. */
+  #gz = NOTHING_KEPT
 
   /** The schema a release file is attached as, on this connection. */
   readonly #attachAs: string
@@ -243,7 +246,7 @@ export class ReleaseReader {
     this.#letGo()
     this.#attached = null
     this.#schema = 'main'
-    this.#gz = 'NULL AS gz, NULL AS gz_crc'
+    this.#gz = NOTHING_KEPT
     this.#release = active?.id ?? 0
     this.#empty = false
     if (!active?.file) {
@@ -281,7 +284,7 @@ export class ReleaseReader {
     }
     this.#attached = active.file
     this.#schema = this.#attachAs
-    this.#gz = this.#keepsDeflated() ? 'gz, gz_crc' : 'NULL AS gz, NULL AS gz_crc'
+    this.#gz = this.#keepsDeflated() ? 'gz, gz_crc' : NOTHING_KEPT
     try {
       this.#held = openSync(path, 'r')
     } catch {

@@ -52,12 +52,6 @@ export function storeLayout(declaration: StoreDeclaration): StoreLayout {
 }
 
 /**
- * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
- * where each resource came from, to report a duplicate. Release files are never altered once built: a change
- * here applies to releases imported from then on, so the reader must still read files of the previous shape
- * (or the change must ask for a re-import).
- */
-/**
  * A resource of at least this many bytes is kept compressed beside its text too (`gz`: deflate data ended
  * by a sync flush, src/http/gzipSplice.ts; `gz_crc`: the text's CRC-32), so that a read or a page of such
  * resources is gzipped by splicing, without compressing or even reading its megabyte again. Smaller ones
@@ -66,6 +60,12 @@ export function storeLayout(declaration: StoreDeclaration): StoreLayout {
  */
 export const KEPT_DEFLATE_MIN_BYTES = 16 * 1024
 
+/**
+ * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
+ * where each resource came from, to report a duplicate. Release files are never altered once built: a change
+ * here applies to releases imported from then on, so the reader must still read files of the previous shape
+ * (or the change must ask for a re-import).
+ */
 export function releaseTablesSql(layout: StoreLayout): string {
   // contentless: the resource JSON is the content; contentless_delete, so that a duplicate can go. Words:
   // unicode61 folds case and diacritics; 2- and 3-character prefix indexes keep short prefix queries from

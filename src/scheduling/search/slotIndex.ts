@@ -156,8 +156,8 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
 
 export class SlotIndex {
   readonly #publishers = new Map<string, PublisherSeries>()
-  /** Each served publisher's part, replaced (never changed) when one changes: what an answer was made from. */
-  #parts: ReadonlyMap<string, number> = new Map()
+  /** The served publishers' series, replaced (never changed) when one changes: what an answer was made from. */
+  #served: ReadonlyMap<string, PublisherSeries> = new Map()
   #generation = -1
 
   constructor(readonly db: Db) {}
@@ -185,30 +185,27 @@ export class SlotIndex {
    * For the answer cache: whether an answer to these filters made now still holds after the database has
    * changed. It does while every publisher changed since (synced, disabled, enabled) is one none of whose
    * series matched the filters then and none matches now: a sync of one publisher leaves the answers of
-   * searches in other states standing. An answer over every series holds through no change.
+   * searches in other states standing. An answer over every series holds through no change. Nothing is
+   * looked at until it is asked (an answer not kept costs nothing); the publishers as they were are held
+   * until then, and let go once it holds as of now.
    */
   answerHolds(filters: SeriesFilters): () => boolean {
     this.refresh()
-    const made = this.#parts
-    if (filtersNoSeries(filters))
-      return () => {
-        this.refresh()
-        return this.#parts === made
-      }
-    const wanted = wantedOf(filters)
-    const involved = new Set<string>()
-    for (const [slug, indexed] of this.#publishers)
-      if (involves(slug, indexed, filters, wanted)) involved.add(slug)
+    let made = this.#served
     return () => {
       this.refresh()
-      const now = this.#parts
+      const now = this.#served
       if (now === made) return true
-      for (const [slug, part] of made) if (involved.has(slug) && now.get(slug) !== part) return false
-      for (const [slug, part] of now) {
-        if (made.get(slug) === part) continue
-        const indexed = this.#publishers.get(slug) as PublisherSeries
-        if (involves(slug, indexed, filters, wanted)) return false
+      if (filtersNoSeries(filters)) return false
+      const wanted = wantedOf(filters)
+      const matchedIn = (slug: string, indexed: PublisherSeries | undefined) =>
+        indexed !== undefined && involves(slug, indexed, filters, wanted)
+      for (const slug of new Set([...made.keys(), ...now.keys()])) {
+        const before = made.get(slug)
+        const after = now.get(slug)
+        if (before?.part !== after?.part && (matchedIn(slug, before) || matchedIn(slug, after))) return false
       }
+      made = now
       return true
     }
   }
@@ -323,7 +320,7 @@ export class SlotIndex {
       this.#publishers.delete(slug)
       changed = true
     }
-    if (changed) this.#parts = new Map([...this.#publishers].map(([slug, { part }]) => [slug, part]))
+    if (changed) this.#served = new Map(this.#publishers)
   }
 
   #load(slug: string, part: number) {
