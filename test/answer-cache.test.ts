@@ -4,11 +4,18 @@ import { gunzipSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/app/store.js'
+import { DIRECTORY_LAYOUT } from '../src/directory/declaration.js'
+import { ReleaseReader } from '../src/fhir/store/reader.js'
+import type { StoredJson } from '../src/fhir/store/stored.js'
 import { AnswerCache, type PreparedAnswer } from '../src/http/answerCache.js'
 import { runCli } from './support/cli.js'
 import { startTestServer } from './support/harness.js'
 
-const answer = (text: string): PreparedAnswer => ({ status: 200, headers: {}, bytes: Buffer.from(text) })
+const answer = (text: string): PreparedAnswer => {
+  const bytes = Buffer.from(text)
+  return { status: 200, headers: {}, bytes, length: bytes.length }
+}
 
 describe('AnswerCache', () => {
   it('keeps answers within its room, dropping the least recently used first', () => {
@@ -150,7 +157,8 @@ describe('resources kept compressed by their release', () => {
     const imported = await runCli(['import', 'directory', file, '--db', server.dbPath])
     expect(imported.code, imported.stderr).toBe(0)
     const release = readdirSync(server.dir).find((name) => /\.directory-\d+\.db$/.test(name)) as string
-    return { server, releaseFile: join(server.dir, release) }
+    const published = Buffer.from(JSON.stringify(organization('big', 600)))
+    return { server, releaseFile: join(server.dir, release), published, file }
   }
 
   const get = async (url: string, key: string, gzip: boolean) => {
@@ -184,6 +192,44 @@ describe('resources kept compressed by their release', () => {
         expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true)
       }
     } finally {
+      await server.close()
+    }
+  })
+
+  it('answers a caller that takes gzip from what is kept compressed, without reading the text', async () => {
+    const { server, releaseFile, published } = await storeWithLargeResource()
+    try {
+      // The text changed (not its length) before anything is served: only a caller that reads it sees that.
+      const file = new Database(releaseFile)
+      file.prepare("UPDATE dir_resource SET json = replace(json, 'site', 'SITE') WHERE id = 'big'").run()
+      file.close()
+      for (const path of ['/v1/fhir/r4/Organization/big', '/v1/fhir/r4/Organization?name=clinic&_count=1']) {
+        const gzipped = await get(`${server.url}${path}`, server.key, true)
+        expect(gzipped.headers['content-encoding']).toBe('gzip')
+        expect(gunzipSync(gzipped.body).includes(published)).toBe(true)
+        const plain = await get(`${server.url}${path}`, server.key, false)
+        expect(plain.body.includes(published)).toBe(false)
+      }
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("gives a resource's text, read when first wanted, as published even after its release was replaced", async () => {
+    const { server, published, file } = await storeWithLargeResource()
+    const db = openDatabase(server.dbPath)
+    try {
+      const reader = new ReleaseReader(db, DIRECTORY_LAYOUT)
+      const big = reader.readOne('Organization', 'big', { textUnread: true }) as StoredJson
+      expect(big.kept?.length).toBe(published.length)
+      writeFileSync(file, `${JSON.stringify({ resourceType: 'Organization', id: 'other', name: 'Other' })}\n`)
+      const imported = await runCli(['import', 'directory', file, '--db', server.dbPath])
+      expect(imported.code, imported.stderr).toBe(0)
+      // The reader moves to the new release (its old file let go of) before the text is first wanted.
+      expect(reader.readOne('Organization', 'big')).toBeUndefined()
+      expect(big.bytes.equals(published)).toBe(true)
+    } finally {
+      db.close()
       await server.close()
     }
   })

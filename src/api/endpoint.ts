@@ -46,6 +46,11 @@ export interface EndpointRequest<P extends ParamShape> {
   requestId: string
   /** Aborted when the caller's time budget (a batch's 60 s) runs out. */
   signal: AbortSignal
+  /**
+   * The answer goes to its caller gzipped: a source may then give large stored resources as their release
+   * keeps them compressed, their text unread (see StoredJson).
+   */
+  takesGzip?: boolean
 }
 
 export interface EndpointResponse {
@@ -155,6 +160,8 @@ export interface Invocation {
   owner: KeyOwner | undefined
   requestId: string
   signal: AbortSignal
+  /** EndpointRequest.takesGzip; a batch's entries never do, being spliced into the batch's answer as text. */
+  takesGzip?: boolean
 }
 
 /**
@@ -199,6 +206,7 @@ export function invokeEndpoint(
       owner: invocation.owner,
       requestId: invocation.requestId,
       signal: invocation.signal,
+      takesGzip: invocation.takesGzip,
     },
     services,
   )

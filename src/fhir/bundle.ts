@@ -1,5 +1,5 @@
 import { FHIR_BASE } from '../http/errors.js'
-import type { Precompressed } from '../http/gzipSplice.js'
+import type { KeptText } from '../http/gzipSplice.js'
 import { SplicedJson } from '../http/json.js'
 import { idOf, type SourcedResource, StoredJson, typeOf } from './store/stored.js'
 
@@ -27,7 +27,7 @@ export const fullUrlOf = (baseUrl: string, resource: SourcedResource) =>
  * JSON text: a stored resource goes in as the bytes it was published as.
  */
 export function searchsetBundle(input: SearchsetInput): SplicedJson {
-  const pieces: (string | Buffer | Precompressed)[] = []
+  const pieces: (string | Buffer | KeptText)[] = []
   let text = `{"resourceType":"Bundle","type":"searchset",${input.total !== undefined ? `"total":${input.total},` : ''}"link":${JSON.stringify(
     [
       { relation: 'self', url: input.self },

@@ -25,8 +25,10 @@ export interface PreparedAnswer {
   headers: Readonly<Record<string, string>>
   /** Media type when the body is not JSON; otherwise the one negotiated for each request. */
   contentType?: string
-  /** UTF-8. */
-  bytes: Buffer
+  /** UTF-8. Made when first read, for an answer spliced from large stored resources (see SplicedJson). */
+  readonly bytes: Buffer
+  /** The length of `bytes`, known without them. */
+  length: number
   /** The content hash its entity tags are made from, when the endpoint asked for one. */
   etag?: string
   /** Answers whose bytes were spliced into these, each at its offset (a FHIR batch's entries). */
@@ -116,7 +118,7 @@ export class AnswerCache {
     this.#forgetIfChanged(generation)
     // Made from an older state than the one now seen: it may already be wrong.
     if (generation !== this.#generation) return
-    const size = answer.bytes.length + key.length
+    const size = answer.length + key.length
     if (size * LARGEST_SHARE > this.maxBytes) return
     const previous = this.#kept.get(key)
     if (previous) this.#drop(key, previous)
@@ -166,13 +168,11 @@ export class AnswerCache {
     }
     if (forms) return this.#gzipOnce(answer, forms)
     if (answer.splicedFrom) return this.#gzipSpliced(answer.bytes, answer.splicedFrom)
-    return answer.bytes.length <= GZIP_ONCE_MAX_BYTES
-      ? spliceableGzip(answer.bytes, ONE_OFF_GZIP_LEVEL)
-      : undefined
+    return answer.length <= GZIP_ONCE_MAX_BYTES ? spliceableGzip(answer.bytes, ONE_OFF_GZIP_LEVEL) : undefined
   }
 
   #gzipOnce(answer: PreparedAnswer, forms: Forms): Buffer | undefined {
-    if (answer.bytes.length > GZIP_ONCE_MAX_BYTES) return undefined
+    if (answer.length > GZIP_ONCE_MAX_BYTES) return undefined
     forms.gzip ??= spliceableGzip(answer.bytes)
     return forms.gzip
   }
@@ -186,17 +186,17 @@ export class AnswerCache {
       return (
         forms !== undefined &&
         (forms.gzip !== undefined || forms.givenAgain) &&
-        answer.bytes.length <= GZIP_ONCE_MAX_BYTES
+        answer.length <= GZIP_ONCE_MAX_BYTES
       )
     })
-    const compressedBytes = compressed.reduce((sum, { answer }) => sum + answer.bytes.length, 0)
+    const compressedBytes = compressed.reduce((sum, { answer }) => sum + answer.length, 0)
     if (whole.length - compressedBytes > SPLICED_STORED_MAX_BYTES) return undefined
     const parts: (Buffer | DeflatedPart)[] = []
     let from = 0
     for (const { at, answer } of compressed) {
       const gzip = this.#gzipOnce(answer, this.#everKept.get(answer) as Forms) as Buffer
       parts.push(whole.subarray(from, at), deflatedPart(gzip))
-      from = at + answer.bytes.length
+      from = at + answer.length
     }
     parts.push(whole.subarray(from))
     return spliceGzip(whole, parts)
@@ -215,7 +215,7 @@ export class AnswerCache {
 
   #drop(key: string, kept: Kept): void {
     this.#kept.delete(key)
-    this.#bytes -= kept.answer.bytes.length + key.length
+    this.#bytes -= kept.answer.length + key.length
   }
 }
 

@@ -1,4 +1,4 @@
-import { constants, crc32, deflateRawSync } from 'node:zlib'
+import { constants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib'
 import { KEPT_GZIP_LEVEL } from './middleware/compressWhenAccepted.js'
 
 /**
@@ -22,10 +22,16 @@ const STORED_BLOCK_MAX = 0xffff
 export type DeflatedPart = { readonly deflated: Buffer }
 
 /**
- * Bytes with their compressed data and CRC-32 made already (a large resource as its release keeps it): an
- * answer of such pieces is gzipped without reading their bytes again.
+ * Bytes known by their compressed data, CRC-32 and length, made already (a large resource as its release
+ * keeps it): an answer of such pieces is gzipped without reading, or even having, their bytes.
  */
-export type Precompressed = DeflatedPart & { readonly bytes: Buffer; readonly crc: number }
+export type Precompressed = DeflatedPart & { readonly crc: number; readonly length: number }
+
+/** Text known by its compressed form (`kept`), its bytes read only if they are wanted. */
+export interface KeptText {
+  readonly kept: Precompressed
+  readonly bytes: Buffer
+}
 
 function trailer(crc: number, length: number): Buffer {
   const bytes = Buffer.allocUnsafe(TRAILER_BYTES)
@@ -90,6 +96,11 @@ export function spliceableGzip(bytes: Buffer, level = KEPT_GZIP_LEVEL): Buffer {
   return Buffer.concat([HEADER, deflated, FINAL, trailer(crc32(bytes), bytes.length)])
 }
 
+/** The bytes of a precompressed piece, from its compressed data. */
+export function inflated(piece: Precompressed): Buffer {
+  return inflateRawSync(piece.deflated, { finishFlush: constants.Z_SYNC_FLUSH })
+}
+
 /** The compressed data of a member made by `spliceableGzip`, without its end. */
 export function deflatedPart(member: Buffer): DeflatedPart {
   return { deflated: member.subarray(HEADER.length, member.length - FINAL.length - TRAILER_BYTES) }
@@ -105,7 +116,7 @@ export function spliceGzip(whole: Buffer, parts: readonly (Buffer | DeflatedPart
 
 /**
  * A gzip member of pieces given in order, plain bytes (stored as they are) or precompressed: the CRC of the
- * whole is combined from theirs, so a precompressed piece's bytes are not read.
+ * whole is combined from theirs, so a precompressed piece's bytes are not needed.
  */
 export function spliceGzipOf(pieces: readonly (Buffer | Precompressed)[]): Buffer {
   let crc = 0
@@ -115,8 +126,8 @@ export function spliceGzipOf(pieces: readonly (Buffer | Precompressed)[]): Buffe
       crc = crc32(piece, crc)
       length += piece.length
     } else {
-      crc = crc32Combine(crc, piece.crc, piece.bytes.length)
-      length += piece.bytes.length
+      crc = crc32Combine(crc, piece.crc, piece.length)
+      length += piece.length
     }
   }
   return member(pieces, crc, length)

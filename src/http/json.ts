@@ -1,5 +1,5 @@
 import type { PreparedAnswer, SplicedAnswer } from './answerCache.js'
-import type { Precompressed } from './gzipSplice.js'
+import type { KeptText, Precompressed } from './gzipSplice.js'
 
 /**
  * Response bodies as JSON text. Serializing is a large share of answering (a batch of 100 lookups is about
@@ -10,30 +10,44 @@ import type { Precompressed } from './gzipSplice.js'
 /** Texts of bodies made immutable by `keepWhole`, by the body. */
 const texts = new WeakMap<object, string>()
 
+/** A piece of a SplicedJson answer. */
+type Piece = string | Buffer | KeptText | PreparedAnswer
+
+const isKept = (piece: Piece): piece is KeptText => typeof piece === 'object' && 'kept' in piece
+
 /**
  * A body serialized already, as UTF-8 spliced from texts, stored resources' bytes and prepared answers'
  * bytes (a batch's entries), sent as is. `toJSON` keeps it correct anywhere it is serialized again.
  */
 export class SplicedJson {
-  readonly bytes: Buffer
+  #bytes: Buffer | undefined
+  /** Its pieces, as bytes or kept compressed, until `bytes` is first wanted (see `precompressed`). */
+  #pieces: readonly (Buffer | KeptText)[] | undefined
+  readonly length: number
   /** Where each answer spliced in lies in `bytes`: their kept gzip forms splice the same way. */
   readonly splicedFrom: SplicedAnswer[] = []
   /**
-   * `bytes` in pieces, in order, when some come with their compressed data (large stored resources) and
-   * none is an answer: its gzip form is spliced from them, without reading those pieces again.
+   * Its bytes in pieces, in order, when some come with their compressed data (large stored resources) and
+   * none is an answer: its gzip form is spliced from them, and its bytes are put together (and those
+   * pieces' read) only if it is sent as is.
    */
   readonly precompressed: readonly (Buffer | Precompressed)[] | undefined
 
-  /**
-   * Pieces: JSON text, JSON bytes (a resource as stored), such bytes with their compressed data, or a
-   * prepared answer's bytes.
-   */
-  constructor(pieces: readonly (string | Buffer | Precompressed | PreparedAnswer)[]) {
+  constructor(pieces: readonly Piece[]) {
     // A resource as stored is sent as it was read: copying 100 KB costs more than the rest of a read.
     const [only] = pieces
-    if (pieces.length === 1 && only !== undefined && typeof only !== 'string' && !('status' in only)) {
-      this.bytes = Buffer.isBuffer(only) ? only : only.bytes
-      this.precompressed = Buffer.isBuffer(only) ? undefined : [only]
+    if (pieces.length === 1 && Buffer.isBuffer(only)) {
+      this.#bytes = only
+      this.length = only.length
+      this.precompressed = undefined
+      return
+    }
+    if (pieces.some(isKept) && !pieces.some((piece) => typeof piece === 'object' && 'status' in piece)) {
+      this.#pieces = pieces.map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece)) as (
+        Buffer | KeptText
+      )[]
+      this.precompressed = this.#pieces.map((piece) => (Buffer.isBuffer(piece) ? piece : piece.kept))
+      this.length = this.precompressed.reduce((sum, piece) => sum + piece.length, 0)
       return
     }
     let length = 0
@@ -44,25 +58,34 @@ export class SplicedJson {
           : Buffer.isBuffer(piece)
             ? piece.length
             : piece.bytes.length
-    this.bytes = Buffer.allocUnsafe(length)
-    // Kept in pieces only for a page of stored resources some of which come compressed (a batch never is).
-    const inPieces: (Buffer | Precompressed)[] | undefined = pieces.some(
-      (piece) => typeof piece === 'object' && 'deflated' in piece,
-    )
-      ? []
-      : undefined
+    this.length = length
+    this.#bytes = Buffer.allocUnsafe(length)
     let at = 0
     for (const piece of pieces) {
-      const from = at
-      if (typeof piece === 'string') at += this.bytes.write(piece, at)
-      else if (Buffer.isBuffer(piece)) at += piece.copy(this.bytes, at)
+      if (typeof piece === 'string') at += this.#bytes.write(piece, at)
       else {
         if ('status' in piece) this.splicedFrom.push({ at, answer: piece })
-        at += piece.bytes.copy(this.bytes, at)
+        at += (Buffer.isBuffer(piece) ? piece : piece.bytes).copy(this.#bytes, at)
       }
-      inPieces?.push(typeof piece === 'object' && 'deflated' in piece ? piece : this.bytes.subarray(from, at))
     }
-    this.precompressed = this.splicedFrom.length === 0 ? inPieces : undefined
+    this.precompressed = undefined
+  }
+
+  get bytes(): Buffer {
+    if (this.#bytes === undefined) {
+      const pieces = this.#pieces as readonly (Buffer | KeptText)[]
+      const [only] = pieces
+      // A lone resource is sent as read, as above.
+      this.#bytes =
+        pieces.length === 1 && only !== undefined && !Buffer.isBuffer(only)
+          ? only.bytes
+          : Buffer.concat(
+              pieces.map((piece) => (Buffer.isBuffer(piece) ? piece : piece.bytes)),
+              this.length,
+            )
+      this.#pieces = undefined
+    }
+    return this.#bytes
   }
 
   toJSON(): unknown {

@@ -9,6 +9,7 @@ import {
   type Services,
 } from '../api/endpoint.js'
 import type { AnswerCache, PreparedAnswer } from './answerCache.js'
+import type { Precompressed } from './gzipSplice.js'
 import { readJsonBody } from './body.js'
 import { entityTag, matchesIfNoneMatch } from './conditional.js'
 import { COMPRESS_THRESHOLD } from './middleware/compressWhenAccepted.js'
@@ -111,33 +112,70 @@ function setType(ctx: Context, mediaType: string): void {
   contentTypes.set(mediaType, ctx.response.get('Content-Type') as string)
 }
 
+/**
+ * An answer of large stored resources whose release keeps them compressed (SplicedJson.precompressed): a
+ * caller that takes gzip gets it spliced from those, and its bytes are put together, reading the resources'
+ * text, only if it is sent as is.
+ */
+class PreparedPieces implements PreparedAnswer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly contentType: string | undefined
+  readonly length: number
+  readonly precompressed: readonly (Buffer | Precompressed)[]
+
+  constructor(
+    response: EndpointResponse,
+    private readonly body: SplicedJson,
+    precompressed: readonly (Buffer | Precompressed)[],
+  ) {
+    this.status = response.status ?? 200
+    this.headers = response.headers ?? {}
+    this.contentType = response.contentType
+    this.length = body.length
+    this.precompressed = precompressed
+  }
+
+  get bytes(): Buffer {
+    return this.body.bytes
+  }
+}
+
 /** A response made ready to send: serialized, with its ETag when it asks for one. */
 function prepare(response: EndpointResponse): PreparedAnswer {
   const { body } = response
   const spliced = body instanceof SplicedJson ? body : undefined
+  const precompressed = spliced?.precompressed
+  if (spliced && precompressed && !response.etag) return new PreparedPieces(response, spliced, precompressed)
   const bytes = spliced?.bytes ?? Buffer.from(response.contentType ? String(body) : toJson(body))
   return {
     status: response.status ?? 200,
     headers: response.headers ?? {},
     contentType: response.contentType,
     bytes,
+    length: bytes.length,
     etag: response.etag ? contentHash(bytes) : undefined,
-    // Answers spliced from kept ones are gzipped by splicing theirs, and pieces whose compressed data the
-    // store keeps (large resources) are spliced in with it; anything else is compressed whole.
+    // Answers spliced from kept ones (a batch's entries) are gzipped by splicing theirs; anything else is
+    // compressed whole.
     splicedFrom: spliced?.splicedFrom.length ? spliced.splicedFrom : undefined,
-    precompressed: spliced?.precompressed,
   }
 }
 
-function render(ctx: Context & { state: RequestState }, answer: PreparedAnswer, answers: AnswerCache): void {
+/** Whether the caller takes gzip over the answer as is. */
+const takesGzip = (ctx: Context) =>
+  ctx.request.get('Accept-Encoding') !== '' && ctx.request.acceptsEncodings('gzip', 'identity') === 'gzip'
+
+function render(
+  ctx: Context & { state: RequestState },
+  answer: PreparedAnswer,
+  answers: AnswerCache,
+  callerTakesGzip: boolean,
+): void {
   ctx.response.status = answer.status
   for (const [name, value] of Object.entries(answer.headers)) ctx.response.set(name, value)
   setType(ctx, answer.contentType ?? ctx.state.mediaType)
   // Gzipped, here or by the compression middleware's stream (answers too large to compress at once).
-  const gzipped =
-    answer.bytes.length >= COMPRESS_THRESHOLD &&
-    ctx.request.get('Accept-Encoding') !== '' &&
-    ctx.request.acceptsEncodings('gzip', 'identity') === 'gzip'
+  const gzipped = answer.length >= COMPRESS_THRESHOLD && callerTakesGzip
   if (answer.etag) {
     ctx.response.set('ETag', entityTag(answer.etag, gzipped))
     if (matchesIfNoneMatch(ctx.request.get('If-None-Match'), answer.etag)) {
@@ -242,6 +280,7 @@ export function dispatch(
       ? await readJsonBody(ctx, endpoint.body.maxBytes, options.bodyTimeoutMs)
       : undefined
     const call = callSignal(ctx, endpoint, services)
+    const callerTakesGzip = takesGzip(ctx)
     try {
       // From the raw query string: ctx.URL would build a whole WHATWG URL (origin and all) per request.
       const answer = answerRequest(
@@ -254,10 +293,11 @@ export function dispatch(
           owner: ctx.state.owner,
           requestId: ctx.state.requestId,
           signal: call.signal,
+          takesGzip: callerTakesGzip,
         },
         services,
       )
-      render(ctx, answer instanceof Promise ? await answer : answer, services.answers)
+      render(ctx, answer instanceof Promise ? await answer : answer, services.answers, callerTakesGzip)
     } finally {
       call.done()
     }

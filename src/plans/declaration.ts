@@ -197,7 +197,12 @@ export const PLANS_STORE: StoreDeclaration = {
   types: [
     {
       type: 'InsurancePlan',
-      search: { count: COUNT, total: true, params: insurancePlanSearch, mark: markPartialCounty },
+      search: {
+        count: COUNT,
+        total: true,
+        params: insurancePlanSearch,
+        mark: { param: 'county', of: markPartialCounty },
+      },
     },
   ],
 }

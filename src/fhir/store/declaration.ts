@@ -39,11 +39,14 @@ export interface SearchDeclaration {
   /** `_include` (and reverse include) values, by the value a caller sends. */
   includes?: Record<string, IncludeDeclaration>
   /**
-   * What a match's entry says about how it matched (`search.extension`), from the search's checked
-   * parameters: a plan sold in only part of the county asked, say. It gets the resource as stored, to look
-   * at its bytes before parsing them (a plan can be hundreds of kilobytes).
+   * What a match's entry says about how it matched (`search.extension`) when the search gives parameter
+   * `param`: a plan sold in only part of the county asked, say. It gets the resource as stored, to look at
+   * its bytes before parsing them (a plan can be hundreds of kilobytes); a page it marks is read with them.
    */
-  mark?(stored: StoredJson, values: Record<string, unknown>): Record<string, unknown>[] | undefined
+  mark?: {
+    param: string
+    of(stored: StoredJson, values: Record<string, unknown>): Record<string, unknown>[] | undefined
+  }
 }
 
 /**

@@ -91,6 +91,7 @@ export function searchEndpoint(
         type,
         cursor === undefined ? { values } : { state: cursors.open(type, cursor) },
         request.signal,
+        { takesGzip: request.takesGzip },
       )
       const base = `${services.config.baseUrl}${FHIR_BASE}/${type}`
       const query = request.query.toString()
@@ -127,7 +128,9 @@ export function readEndpoint(
     responses: { 200: { description: type, schema: { type: 'object' } }, ...context.responses },
     handler: async (request) => {
       const id = request.pathParams.id as string
-      const resource = await context.source.read(type, id, request.signal)
+      const resource = await context.source.read(type, id, request.signal, {
+        takesGzip: request.takesGzip,
+      })
       if (!resource) throw new ApiError(404, { detail: `No ${type}/${id} is held here.` })
       return { body: resource instanceof StoredJson ? new SplicedJson([resource.spliceable()]) : resource }
     },

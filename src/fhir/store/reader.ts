@@ -1,6 +1,7 @@
 import { close, existsSync, openSync, statSync, unlinkSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import type { Db } from '../../db/open.js'
+import { inflated, type Precompressed } from '../../http/gzipSplice.js'
 import type { Criterion } from './declaration.js'
 import { type ActiveRelease, activeRelease, releasePath } from './releases.js'
 import { type StoreLayout, textTableKey } from './schema.js'
@@ -144,23 +145,34 @@ export interface StoredResource {
   stored: StoredJson
 }
 
-/** What selects a resource's kept compressed form in files made before it (schema.ts): nothing. */
-const NOTHING_KEPT = 'NULL AS gz, NULL AS gz_crc'
-
-/** A resource row as read: its text, and its kept compressed form (see schema.ts) or NULLs. */
-interface StoredRow {
-  bytes: Buffer
-  gz: Buffer | null
-  gz_crc: number | null
+/**
+ * What a resource row is read as (see schema.ts). In the main file's tables, which can change between two
+ * statements, and in files made before `gz_crc`: its text, nothing kept. In a release file (immutable): its
+ * text and what is kept of it, or, for an answer that goes out gzipped, a resource kept compressed without
+ * its text, read only if it is wanted after all (`textUnread`).
+ */
+const READ_AS = {
+  nothingKept: 'CAST(json AS BLOB) AS bytes, NULL AS gz, NULL AS gz_crc, NULL AS length',
+  withKept: 'CAST(json AS BLOB) AS bytes, gz, gz_crc, NULL AS length',
+  textUnread:
+    'CASE WHEN gz IS NULL THEN CAST(json AS BLOB) END AS bytes, gz, gz_crc, octet_length(json) AS length',
 }
 
-const storedJson = (type: string, id: string, row: StoredRow) =>
-  new StoredJson(
-    type,
-    id,
-    row.bytes,
-    row.gz === null || row.gz_crc === null ? undefined : { deflated: row.gz, crc: row.gz_crc },
-  )
+/** How a reading wants large resources: `textUnread`, when the answer goes out gzipped (see READ_AS). */
+export interface ReadOptions {
+  textUnread?: boolean
+}
+
+/** A resource row as read (READ_AS). */
+interface StoredRow {
+  rid: number
+  type: string
+  id: string
+  bytes: Buffer | null
+  gz: Buffer | null
+  gz_crc: number | null
+  length: number | null
+}
 
 /**
  * Read-side queries on a store's live release. Each release is a file of its own (see importer.ts), attached
@@ -174,8 +186,8 @@ export class ReleaseReader {
   #schema = 'main'
   /** No release was ever imported and the main file has no tables of this store: every read finds nothing. */
   #empty = false
-  /** What selects a resource's kept compressed form: `gz, gz_crc`, or NOTHING_KEPT. */
-  #gz = NOTHING_KEPT
+  /** How resource rows are read here: READ_AS. */
+  #readAs = READ_AS.nothingKept
 
   /** The schema a release file is attached as, on this connection. */
   readonly #attachAs: string
@@ -222,9 +234,9 @@ export class ReleaseReader {
   }
 
   /** One statement reads one state of the file already: no transaction around it, main file or release. */
-  readOne(type: string, id: string): StoredJson | undefined {
+  readOne(type: string, id: string, options: ReadOptions = {}): StoredJson | undefined {
     this.#follow()
-    return this.read(type, id)
+    return this.read(type, id, options)
   }
 
   /** The release served (0 before any import); cursors name it so a reload is noticed. */
@@ -246,7 +258,7 @@ export class ReleaseReader {
     this.#letGo()
     this.#attached = null
     this.#schema = 'main'
-    this.#gz = NOTHING_KEPT
+    this.#readAs = READ_AS.nothingKept
     this.#release = active?.id ?? 0
     this.#empty = false
     if (!active?.file) {
@@ -284,7 +296,7 @@ export class ReleaseReader {
     }
     this.#attached = active.file
     this.#schema = this.#attachAs
-    this.#gz = this.#keepsDeflated() ? 'gz, gz_crc' : NOTHING_KEPT
+    this.#readAs = this.#keepsDeflated() ? READ_AS.withKept : READ_AS.nothingKept
     try {
       this.#held = openSync(path, 'r')
     } catch {
@@ -292,14 +304,14 @@ export class ReleaseReader {
     }
   }
 
-  read(type: string, id: string): StoredJson | undefined {
+  read(type: string, id: string, options: ReadOptions = {}): StoredJson | undefined {
     if (this.#empty) return undefined
     const row = this.db
       .statement(
-        `SELECT CAST(json AS BLOB) AS bytes, ${this.#gz} FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
+        `SELECT rid, type, id, ${this.#rowAs(options)} FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
       )
       .get(type, id) as StoredRow | undefined
-    return row === undefined ? undefined : storedJson(type, id, row)
+    return row === undefined ? undefined : this.#stored(row)
   }
 
   /**
@@ -310,6 +322,7 @@ export class ReleaseReader {
     criteria: readonly Criterion[],
     after: number,
     limit: number,
+    options: ReadOptions = {},
   ): { rows: StoredResource[]; more: boolean } {
     if (this.#empty) return { rows: [], more: false }
     const sql = matchSql(this.layout, this.#schema, criteria)
@@ -319,7 +332,8 @@ export class ReleaseReader {
       .pluck()
       .all(...sql.args, after, limit + 1) as number[]
     const more = rids.length > limit
-    return { rows: rids.slice(0, limit).map((rid) => ({ rid, stored: this.#byRid(rid) })), more }
+    const readAs = this.#rowAs(options)
+    return { rows: rids.slice(0, limit).map((rid) => ({ rid, stored: this.#byRid(rid, readAs) })), more }
   }
 
   count(criteria: readonly Criterion[]): number {
@@ -343,13 +357,39 @@ export class ReleaseReader {
     return rids.map((rid) => this.#byRid(rid))
   }
 
-  #byRid(rid: number): StoredJson {
+  #byRid(rid: number, readAs = this.#readAs): StoredJson {
     const row = this.db
-      .statement(
-        `SELECT type, id, CAST(json AS BLOB) AS bytes, ${this.#gz} FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`,
-      )
-      .get(rid) as StoredRow & { type: string; id: string }
-    return storedJson(row.type, row.id, row)
+      .statement(`SELECT rid, type, id, ${readAs} FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`)
+      .get(rid) as StoredRow
+    return this.#stored(row)
+  }
+
+  #rowAs(options: ReadOptions): string {
+    return options.textUnread && this.#readAs === READ_AS.withKept ? READ_AS.textUnread : this.#readAs
+  }
+
+  #stored(row: StoredRow): StoredJson {
+    const kept =
+      row.gz === null || row.gz_crc === null
+        ? undefined
+        : { deflated: row.gz, crc: row.gz_crc, length: row.bytes?.length ?? (row.length as number) }
+    if (row.bytes !== null || kept === undefined)
+      return new StoredJson(row.type, row.id, row.bytes as Buffer, kept)
+    const release = this.#release
+    return new StoredJson(row.type, row.id, () => this.#text(row.rid, release, kept), kept)
+  }
+
+  /**
+   * The text of resource `rid` of `release`, read when first wanted (a caller that does not take gzip). If
+   * another release is served by then (an answer finished after an await), its file is gone: the text is
+   * inflated from what was read of it.
+   */
+  #text(rid: number, release: number, kept: Precompressed): Buffer {
+    if (release !== this.#release) return inflated(kept)
+    return this.db
+      .statement(`SELECT CAST(json AS BLOB) FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`)
+      .pluck()
+      .get(rid) as Buffer
   }
 
   #keepsDeflated(): boolean {

@@ -62,7 +62,8 @@ export const KEPT_DEFLATE_MIN_BYTES = 16 * 1024
 
 /**
  * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
- * where each resource came from, to report a duplicate. Release files are never altered once built: a change
+ * where each resource came from, to report a duplicate. `json` goes last: a row's columns are read in order
+ * through its overflow pages, so `gz` after a 150 KB text would cost reading that text. Release files are never altered once built: a change
  * here applies to releases imported from then on, so the reader must still read files of the previous shape
  * (or the change must ask for a re-import).
  */
@@ -83,11 +84,11 @@ export function releaseTablesSql(layout: StoreLayout): string {
       rid INTEGER PRIMARY KEY,
       type TEXT NOT NULL,
       id TEXT NOT NULL,
-      json TEXT NOT NULL,
       source INTEGER NOT NULL,
       line INTEGER NOT NULL,
       gz BLOB,
-      gz_crc INTEGER
+      gz_crc INTEGER,
+      json TEXT NOT NULL
     );
     CREATE TABLE ${layout.token} (param INTEGER NOT NULL, code TEXT NOT NULL, system TEXT NOT NULL, rid INTEGER NOT NULL);
     CREATE TABLE ${layout.ref} (param INTEGER NOT NULL, target TEXT NOT NULL, rid INTEGER NOT NULL);

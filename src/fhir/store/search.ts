@@ -22,17 +22,23 @@ export interface SearchPage {
 
 /** Where a search domain's answers come from: its imported release, or a remote FHIR server. */
 export interface SearchSource {
-  read(type: string, id: string, signal: AbortSignal): Promise<SourcedResource | undefined>
+  /** `takesGzip`: EndpointRequest.takesGzip, for an answer that goes out as the resources come. */
+  read(
+    type: string,
+    id: string,
+    signal: AbortSignal,
+    options?: { takesGzip?: boolean },
+  ): Promise<SourcedResource | undefined>
   /**
    * A first page from checked parameters, or a later page from the state a cursor carried. `total: false`:
    * the caller reads every page and needs no count (a domain asking on its own behalf); a source that counts
-   * anyway may still give one.
+   * anyway may still give one. `takesGzip` as for `read`.
    */
   search(
     type: string,
     request: { values: SearchValues } | { state: unknown },
     signal: AbortSignal,
-    options?: { total?: boolean },
+    options?: { total?: boolean; takesGzip?: boolean },
   ): Promise<SearchPage>
 }
 
@@ -142,15 +148,20 @@ export class LocalSearch implements SearchSource {
     this.#types = new Map(types.map((type) => [type.type, type]))
   }
 
-  async read(type: string, id: string): Promise<SourcedResource | undefined> {
-    return this.reader.readOne(type, id)
+  async read(
+    type: string,
+    id: string,
+    _signal?: AbortSignal,
+    options: { takesGzip?: boolean } = {},
+  ): Promise<SourcedResource | undefined> {
+    return this.reader.readOne(type, id, { textUnread: options.takesGzip })
   }
 
   async search(
     type: string,
     request: { values: SearchValues } | { state: unknown },
     _signal?: AbortSignal,
-    options: { total?: boolean } = {},
+    options: { total?: boolean; takesGzip?: boolean } = {},
   ): Promise<SearchPage> {
     const search = this.#types.get(type)?.search
     if (!search) throw new Error(`${type} has no search`)
@@ -169,7 +180,11 @@ export class LocalSearch implements SearchSource {
           : search.count === 'whole'
             ? Number.MAX_SAFE_INTEGER
             : search.count.default
-      const { rows: page, more } = this.reader.page(criteria, state.a, count)
+      const { mark } = search
+      const marking = mark !== undefined && given(values, mark.param)
+      const { rows: page, more } = this.reader.page(criteria, state.a, count, {
+        textUnread: options.takesGzip && !marking,
+      })
       // A first page that holds every match counts them itself: the count query would run the search again.
       const total =
         search.total && options.total !== false
@@ -177,11 +192,10 @@ export class LocalSearch implements SearchSource {
           : undefined
       const matches = page.map((row) => row.stored)
       const last = page.at(-1)
-      const { mark } = search
       return {
         matches,
         includes: this.#includes(search, values, matches),
-        ...(mark ? { marks: matches.map((stored) => mark(stored, values)) } : {}),
+        ...(marking ? { marks: matches.map((stored) => mark.of(stored, values)) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(more && last
           ? { next: { p: values, a: last.rid, r: release, t: total } satisfies LocalState }

@@ -1,26 +1,38 @@
-import type { Precompressed } from '../../http/gzipSplice.js'
+import type { KeptText, Precompressed } from '../../http/gzipSplice.js'
 
 type Resource = Record<string, unknown>
 
 /**
  * A resource as a release stores it: its bytes as published, sent as they are and parsed only when
  * something reads inside it (an `_include`, a mark). A plan of a hundred benefits is 50 KB of JSON: parsing
- * and serializing it again would cost more than the whole search.
+ * and serializing it again would cost more than the whole search. A large one whose release keeps it
+ * compressed (`kept`) may come without its bytes, read when first wanted: a caller that takes gzip is
+ * answered from the compressed data alone.
  */
 export class StoredJson {
   #value: Resource | undefined
+  #bytes: Buffer | undefined
+  readonly #read: (() => Buffer) | undefined
 
   constructor(
     readonly type: string,
     readonly id: string,
-    readonly bytes: Buffer,
-    /** Its deflate data and CRC-32 kept by the release (large resources: see schema.ts), for gzip answers. */
-    readonly kept?: { deflated: Buffer; crc: number },
-  ) {}
+    bytes: Buffer | (() => Buffer),
+    /** Its deflate data, CRC-32 and length kept by the release (large resources: see schema.ts). */
+    readonly kept?: Precompressed,
+  ) {
+    if (Buffer.isBuffer(bytes)) this.#bytes = bytes
+    else this.#read = bytes
+  }
 
-  /** Its bytes, with their compressed data when the release keeps it: a piece of a SplicedJson answer. */
-  spliceable(): Buffer | Precompressed {
-    return this.kept ? { bytes: this.bytes, ...this.kept } : this.bytes
+  get bytes(): Buffer {
+    this.#bytes ??= (this.#read as () => Buffer)()
+    return this.#bytes
+  }
+
+  /** What a SplicedJson answer takes of it: its bytes, or itself when its release keeps it compressed. */
+  spliceable(): Buffer | KeptText {
+    return this.kept ? (this as KeptText) : this.bytes
   }
 
   get resource(): Resource {
