@@ -1,4 +1,8 @@
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
+import Database from 'better-sqlite3'
+import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { countyArea, coverageOf, storedCoverage } from '../src/plans/coverage.js'
 import { importPlans } from '../src/plans/import/importPlans.js'
@@ -16,6 +20,16 @@ const BENEFITS = join(ACA, 'constructed', 'benefits-cost-sharing-py2025.csv')
 const ACA_FILES = ['plan-attributes.csv', 'service-area.csv', 'network.csv'].map((name) => join(ACA, name))
 
 const ids = (bundle: any): string[] => (bundle.entry ?? []).map((entry: any) => entry.resource.id)
+
+/** A FHIR answer asked with Accept-Encoding gzip, checked gzipped and parsed. */
+async function gzippedJson(server: TestServer, path: string): Promise<any> {
+  const response = await request(`${server.url}${BASE}/${path}`, {
+    headers: { ...bearer(server.key), 'accept-encoding': 'gzip' },
+  })
+  expect(response.statusCode).toBe(200)
+  expect(response.headers['content-encoding']).toBe('gzip')
+  return JSON.parse(gunzipSync(Buffer.from(await response.body.arrayBuffer())).toString())
+}
 
 let t: TestServer
 const get = (path: string) => t.get(`${BASE}/${path}`, bearer(t.key))
@@ -210,6 +224,41 @@ describe('InsurancePlan search', () => {
       ])
     // A whole-state plan is sold in every county of its state.
     expect(ids((await get('InsurancePlan?county=02020&_count=50')).json)).toContain('38344AK1060002-2025')
+    // Asked by a caller that takes gzip (large plans then read as their release keeps them compressed, the
+    // text of those the marks may apply to read for them): the same pages.
+    for (const [query, expected] of [
+      ['county=48209', hays],
+      ['county=12031&_count=50', duval],
+    ]) {
+      const gzipped = await gzippedJson(t, `InsurancePlan?${query}`)
+      expect(gzipped).toEqual(expected)
+    }
+  })
+
+  it('marks partial-county plans in a release file made before they were indexed as such', async () => {
+    const old = await startTestServer()
+    try {
+      await importPlans(old.server.db, [...ACA_FILES, BENEFITS], { now: old.now })
+      const name = readdirSync(old.dir).find((file) => /\.plans-\d+\.db$/.test(file)) as string
+      const file = new Database(join(old.dir, name))
+      expect(file.pragma('user_version', { simple: true })).toBeGreaterThan(0)
+      file.pragma('user_version = 0')
+      file.prepare("UPDATE plan_token SET system = '' WHERE system = 'partial'").run()
+      file.close()
+      const hays = await gzippedJson(old, 'InsurancePlan?county=48209')
+      expect(hays.entry.map((entry: any) => entry.search.extension?.[0]?.extension)).toEqual([
+        [
+          { url: 'county', valueString: '48209' },
+          { url: 'zipCode', valueString: '78666' },
+        ],
+        [
+          { url: 'county', valueString: '48209' },
+          { url: 'zipCode', valueString: '78666' },
+        ],
+      ])
+    } finally {
+      await old.close()
+    }
   })
 
   it('finds by identifier (plan or variant, bare or system|value), name forms, state, type, year and issuer', async () => {

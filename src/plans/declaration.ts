@@ -44,14 +44,21 @@ function planYear(resource: Resource): string | undefined {
   return typeof start === 'string' && /^\d{4}/.test(start) ? start.slice(0, 4) : undefined
 }
 
-/** A token parameter whose index rows are worked out from the whole plan, with no system. */
-function derivedParam(options: {
-  number: number
-  spec: SearchParam['spec']
-  codes: (resource: Resource) => Iterable<string>
-  priority: number
-  internal?: boolean
-}): SearchParam {
+/**
+ * A token parameter whose index rows are worked out from the whole plan: its codes, with no system, or its
+ * (system, code) entries.
+ */
+function derivedParam(
+  options: {
+    number: number
+    spec: SearchParam['spec']
+    priority: number
+    internal?: boolean
+  } & (
+    | { codes: (resource: Resource) => Iterable<string> }
+    | { entries: (resource: Resource) => Iterable<[system: string, code: string]> }
+  ),
+): SearchParam {
   return {
     spec: options.spec,
     role: { kind: 'criterion' },
@@ -61,7 +68,8 @@ function derivedParam(options: {
       kind: 'token',
       number: options.number,
       *derive(resource) {
-        for (const code of options.codes(resource)) yield ['', code]
+        if ('entries' in options) yield* options.entries(resource)
+        else for (const code of options.codes(resource)) yield ['', code]
       },
     },
     criteria: (value) => [{ kind: 'token', param: options.number, code: String(value) }],
@@ -75,6 +83,9 @@ const upper = (pattern: RegExp, message: string) =>
     .pipe(z.string().regex(pattern, message))
 
 const STATES = Object.keys(STATE_NAMES)
+
+/** The token system of a county a plan is sold in only part of (no system: the whole county). */
+const PARTIAL = 'partial'
 
 /** The partition a plan belongs to (`qhp-2025`): what an import replaces whole. Not a search parameter. */
 export const PARTITION_PARAM = 8
@@ -126,7 +137,12 @@ const insurancePlanSearch = {
       'Plans sold in this county (five-digit FIPS code, e.g. 12031), whole-state plans and plans sold in part of it included; the latter are marked on their entry.',
       { pattern: /^\d{5}$/ },
     ),
-    codes: (resource) => countiesCovered(coverageOf(resource)),
+    // A county the plan is sold in only part of goes under PARTIAL: what the county search marks.
+    *entries(resource) {
+      const coverage = coverageOf(resource)
+      for (const fips of countiesCovered(coverage))
+        yield [coverage.counties.get(fips)?.partial ? PARTIAL : '', fips]
+    },
   }),
   type: derivedParam({
     number: 5,
@@ -201,7 +217,7 @@ export const PLANS_STORE: StoreDeclaration = {
         count: COUNT,
         total: true,
         params: insurancePlanSearch,
-        mark: { param: 'county', of: markPartialCounty },
+        mark: { param: 'county', system: PARTIAL, of: markPartialCounty },
       },
     },
   ],

@@ -39,12 +39,15 @@ export interface SearchDeclaration {
   /** `_include` (and reverse include) values, by the value a caller sends. */
   includes?: Record<string, IncludeDeclaration>
   /**
-   * What a match's entry says about how it matched (`search.extension`) when the search gives parameter
-   * `param`: a plan sold in only part of the county asked, say. It gets the resource as stored, to look at
-   * its bytes before parsing them (a plan can be hundreds of kilobytes); a page it marks is read with them.
+   * What a match's entry says about how it matched (`search.extension`) when the search gives token
+   * parameter `param`: a plan sold in only part of the county asked, say. It gets the resource as stored, to
+   * look at its bytes before parsing them (a plan can be hundreds of kilobytes). The matches it may mark are
+   * those `param` indexes under `system` for the value asked: the others are neither marked nor read for it
+   * (in release files made before RELEASE_FORMAT, which did not index so, every match is read for it).
    */
   mark?: {
     param: string
+    system: string
     of(stored: StoredJson, values: Record<string, unknown>): Record<string, unknown>[] | undefined
   }
 }

@@ -188,6 +188,8 @@ export class ReleaseReader {
   #empty = false
   /** How resource rows are read here: READ_AS. */
   #readAs = READ_AS.nothingKept
+  /** The served file's RELEASE_FORMAT (0: the main file's tables, or a file made before formats). */
+  #format = 0
 
   /** The schema a release file is attached as, on this connection. */
   readonly #attachAs: string
@@ -259,6 +261,7 @@ export class ReleaseReader {
     this.#attached = null
     this.#schema = 'main'
     this.#readAs = READ_AS.nothingKept
+    this.#format = 0
     this.#release = active?.id ?? 0
     this.#empty = false
     if (!active?.file) {
@@ -297,6 +300,7 @@ export class ReleaseReader {
     this.#attached = active.file
     this.#schema = this.#attachAs
     this.#readAs = this.#keepsDeflated() ? READ_AS.withKept : READ_AS.nothingKept
+    this.#format = this.db.pragma(`${this.#attachAs}.user_version`, { simple: true }) as number
     try {
       this.#held = openSync(path, 'r')
     } catch {
@@ -343,6 +347,24 @@ export class ReleaseReader {
       .statement(`SELECT count(*) FROM (${sql.select})`)
       .pluck()
       .get(...sql.args) as number
+  }
+
+  /** The served release's file format (RELEASE_FORMAT), 0 for the main file's tables. */
+  format(): number {
+    return this.#format
+  }
+
+  /** Those of `rids` that token parameter `param` indexes under `system` and `code`. */
+  indexedUnder(param: number, system: string, code: string, rids: readonly number[]): Set<number> {
+    if (this.#empty || rids.length === 0) return new Set()
+    return new Set(
+      this.db
+        .statement(
+          `SELECT rid FROM ${this.#schema}.${this.layout.token} WHERE param = ? AND code = ? AND system = ? AND rid IN (SELECT value FROM json_each(?))`,
+        )
+        .pluck()
+        .all(param, code, system, JSON.stringify(rids)) as number[],
+    )
   }
 
   /** The resources whose reference parameter `param` points at `target`, for a reverse `_include`. */

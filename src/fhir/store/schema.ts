@@ -61,6 +61,12 @@ export function storeLayout(declaration: StoreDeclaration): StoreLayout {
 export const KEPT_DEFLATE_MIN_BYTES = 16 * 1024
 
 /**
+ * The shape of the release files made now, kept in their `user_version` (files before it read 0). 1: a
+ * search's marked matches are indexed under the mark's system (SearchDeclaration.mark).
+ */
+export const RELEASE_FORMAT = 1
+
+/**
  * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
  * where each resource came from, to report a duplicate. `json` goes last: a row's columns are read in order
  * through its overflow pages, so `gz` after a 150 KB text would cost reading that text. Release files are never altered once built: a change
@@ -80,6 +86,7 @@ export function releaseTablesSql(layout: StoreLayout): string {
       `CREATE VIRTUAL TABLE ${table} USING fts5(${columns.join(', ')}, content='', contentless_delete=1, ${tokenize[tokenizer]});`,
   )
   return `
+    PRAGMA user_version = ${RELEASE_FORMAT};
     CREATE TABLE ${layout.resource} (
       rid INTEGER PRIMARY KEY,
       type TEXT NOT NULL,

@@ -2,7 +2,8 @@ import { ApiError, type ParamIssue } from '../../http/errors.js'
 import { FHIR_BASE } from '../../http/pathBase.js'
 import type { Criterion, ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
 import { referencedId } from './derive.js'
-import type { ReleaseReader } from './reader.js'
+import type { ReleaseReader, StoredResource } from './reader.js'
+import { RELEASE_FORMAT } from './schema.js'
 import type { SourcedResource, StoredJson } from './stored.js'
 
 type Resource = Record<string, unknown>
@@ -180,10 +181,11 @@ export class LocalSearch implements SearchSource {
           : search.count === 'whole'
             ? Number.MAX_SAFE_INTEGER
             : search.count.default
-      const { mark } = search
-      const marking = mark !== undefined && given(values, mark.param)
+      const mark = search.mark && given(values, search.mark.param) ? search.mark : undefined
+      // Marks read the text of the matches they may mark: of all of them in files that do not say which.
+      const marksKnown = this.reader.format() >= RELEASE_FORMAT
       const { rows: page, more } = this.reader.page(criteria, state.a, count, {
-        textUnread: options.takesGzip && !marking,
+        textUnread: options.takesGzip && (mark === undefined || marksKnown),
       })
       // A first page that holds every match counts them itself: the count query would run the search again.
       const total =
@@ -195,13 +197,31 @@ export class LocalSearch implements SearchSource {
       return {
         matches,
         includes: this.#includes(search, values, matches),
-        ...(marking ? { marks: matches.map((stored) => mark.of(stored, values)) } : {}),
+        ...(mark ? { marks: this.#marks(search, mark, values, page, marksKnown) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(more && last
           ? { next: { p: values, a: last.rid, r: release, t: total } satisfies LocalState }
           : {}),
       }
     })
+  }
+
+  #marks(
+    search: SearchDeclaration,
+    mark: NonNullable<SearchDeclaration['mark']>,
+    values: SearchValues,
+    page: readonly StoredResource[],
+    marksKnown: boolean,
+  ): (Resource[] | undefined)[] {
+    const index = search.params[mark.param]?.index
+    if (!marksKnown || index?.kind !== 'token') return page.map(({ stored }) => mark.of(stored, values))
+    const marked = this.reader.indexedUnder(
+      index.number,
+      mark.system,
+      String(values[mark.param]),
+      page.map(({ rid }) => rid),
+    )
+    return page.map(({ rid, stored }) => (marked.has(rid) ? mark.of(stored, values) : undefined))
   }
 
   #includes(search: SearchDeclaration, values: SearchValues, matches: StoredJson[]): StoredJson[] {
