@@ -220,7 +220,7 @@ describe('resources kept compressed by their release', () => {
     const db = openDatabase(server.dbPath)
     try {
       const reader = new ReleaseReader(db, DIRECTORY_LAYOUT)
-      const big = reader.readOne('Organization', 'big', { textUnread: true }) as StoredJson
+      const big = reader.readOne('Organization', 'big', { gzip: true }) as StoredJson
       expect(big.kept?.length).toBe(published.length)
       writeFileSync(file, `${JSON.stringify({ resourceType: 'Organization', id: 'other', name: 'Other' })}\n`)
       const imported = await runCli(['import', 'directory', file, '--db', server.dbPath])

@@ -146,21 +146,26 @@ export interface StoredResource {
 }
 
 /**
- * What a resource row is read as (see schema.ts). In the main file's tables, which can change between two
- * statements, and in files made before `gz_crc`: its text, nothing kept. In a release file (immutable): its
- * text and what is kept of it, or, for an answer that goes out gzipped, a resource kept compressed without
- * its text, read only if it is wanted after all (`textUnread`).
+ * What a resource row is read as (see schema.ts): its text alone; its text and what its release keeps
+ * compressed of it; or, for a resource kept compressed, that alone and the text's length, the text read
+ * only if it is wanted after all.
  */
 const READ_AS = {
-  nothingKept: 'CAST(json AS BLOB) AS bytes, NULL AS gz, NULL AS gz_crc, NULL AS length',
-  withKept: 'CAST(json AS BLOB) AS bytes, gz, gz_crc, NULL AS length',
-  textUnread:
+  text: 'CAST(json AS BLOB) AS bytes, NULL AS gz, NULL AS gz_crc, NULL AS length',
+  textAndKept: 'CAST(json AS BLOB) AS bytes, gz, gz_crc, NULL AS length',
+  keptAlone:
     'CASE WHEN gz IS NULL THEN CAST(json AS BLOB) END AS bytes, gz, gz_crc, octet_length(json) AS length',
 }
 
-/** How a reading wants large resources: `textUnread`, when the answer goes out gzipped (see READ_AS). */
+/**
+ * What a reading needs of a large resource kept compressed by its release (READ_AS). For an answer that goes
+ * out gzipped (`gzip`): what is kept, and the text only if something reads it too (`text`: a mark). For any
+ * other: the text alone. The main file's tables (which can change between two statements) and files made
+ * before `gz_crc` give the text alone in any case.
+ */
 export interface ReadOptions {
-  textUnread?: boolean
+  gzip?: boolean
+  text?: boolean
 }
 
 /** A resource row as read (READ_AS). */
@@ -186,8 +191,8 @@ export class ReleaseReader {
   #schema = 'main'
   /** No release was ever imported and the main file has no tables of this store: every read finds nothing. */
   #empty = false
-  /** How resource rows are read here: READ_AS. */
-  #readAs = READ_AS.nothingKept
+  /** Whether the served release file keeps large resources compressed (`gz_crc`). */
+  #keeps = false
   /** The served file's RELEASE_FORMAT (0: the main file's tables, or a file made before formats). */
   #format = 0
 
@@ -260,7 +265,7 @@ export class ReleaseReader {
     this.#letGo()
     this.#attached = null
     this.#schema = 'main'
-    this.#readAs = READ_AS.nothingKept
+    this.#keeps = false
     this.#format = 0
     this.#release = active?.id ?? 0
     this.#empty = false
@@ -299,7 +304,7 @@ export class ReleaseReader {
     }
     this.#attached = active.file
     this.#schema = this.#attachAs
-    this.#readAs = this.#keepsDeflated() ? READ_AS.withKept : READ_AS.nothingKept
+    this.#keeps = this.#keepsDeflated()
     this.#format = this.db.pragma(`${this.#attachAs}.user_version`, { simple: true }) as number
     try {
       this.#held = openSync(path, 'r')
@@ -368,7 +373,7 @@ export class ReleaseReader {
   }
 
   /** The resources whose reference parameter `param` points at `target`, for a reverse `_include`. */
-  referencing(param: number, target: string): StoredJson[] {
+  referencing(param: number, target: string, options: ReadOptions = {}): StoredJson[] {
     if (this.#empty) return []
     const rids = this.db
       .statement(
@@ -376,10 +381,11 @@ export class ReleaseReader {
       )
       .pluck()
       .all(param, target) as number[]
-    return rids.map((rid) => this.#byRid(rid))
+    const readAs = this.#rowAs(options)
+    return rids.map((rid) => this.#byRid(rid, readAs))
   }
 
-  #byRid(rid: number, readAs = this.#readAs): StoredJson {
+  #byRid(rid: number, readAs: string): StoredJson {
     const row = this.db
       .statement(`SELECT rid, type, id, ${readAs} FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`)
       .get(rid) as StoredRow
@@ -387,7 +393,8 @@ export class ReleaseReader {
   }
 
   #rowAs(options: ReadOptions): string {
-    return options.textUnread && this.#readAs === READ_AS.withKept ? READ_AS.textUnread : this.#readAs
+    if (!this.#keeps || !options.gzip) return READ_AS.text
+    return options.text ? READ_AS.textAndKept : READ_AS.keptAlone
   }
 
   #stored(row: StoredRow): StoredJson {

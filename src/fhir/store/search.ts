@@ -1,8 +1,13 @@
 import { ApiError, type ParamIssue } from '../../http/errors.js'
 import { FHIR_BASE } from '../../http/pathBase.js'
-import type { Criterion, ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
+import type {
+  Criterion,
+  IncludeDeclaration,
+  ResourceTypeDeclaration,
+  SearchDeclaration,
+} from './declaration.js'
 import { referencedId } from './derive.js'
-import type { ReleaseReader, StoredResource } from './reader.js'
+import type { ReadOptions, ReleaseReader, StoredResource } from './reader.js'
 import { RELEASE_FORMAT } from './schema.js'
 import type { SourcedResource, StoredJson } from './stored.js'
 
@@ -133,6 +138,13 @@ interface LocalState {
   t?: number
 }
 
+/** The includes a search's `_include` values ask for, in the order asked. */
+function includesAsked(search: SearchDeclaration, values: SearchValues): IncludeDeclaration[] {
+  const names =
+    values._include === undefined ? [] : ([] as string[]).concat(values._include as string | string[])
+  return names.flatMap((name) => search.includes?.[name] ?? [])
+}
+
 const refs = (value: unknown): unknown[] =>
   Array.isArray(value) ? value : value === undefined ? [] : [value]
 
@@ -155,7 +167,7 @@ export class LocalSearch implements SearchSource {
     _signal?: AbortSignal,
     options: { takesGzip?: boolean } = {},
   ): Promise<SourcedResource | undefined> {
-    return this.reader.readOne(type, id, { textUnread: options.takesGzip })
+    return this.reader.readOne(type, id, { gzip: options.takesGzip })
   }
 
   async search(
@@ -184,8 +196,12 @@ export class LocalSearch implements SearchSource {
       const mark = search.mark && given(values, search.mark.param) ? search.mark : undefined
       // Marks read the text of the matches they may mark: of all of them in files that do not say which.
       const marksKnown = this.reader.format() >= RELEASE_FORMAT
+      const reading = { gzip: options.takesGzip }
+      const asked = includesAsked(search, values)
+      // The matches' text is read with them when something reads inside them: forward includes, marks.
       const { rows: page, more } = this.reader.page(criteria, state.a, count, {
-        textUnread: options.takesGzip && (mark === undefined || marksKnown),
+        ...reading,
+        text: asked.some((include) => include.kind === 'forward') || (mark !== undefined && !marksKnown),
       })
       // A first page that holds every match counts them itself: the count query would run the search again.
       const total =
@@ -196,7 +212,7 @@ export class LocalSearch implements SearchSource {
       const last = page.at(-1)
       return {
         matches,
-        includes: this.#includes(search, values, matches),
+        includes: this.#includes(asked, matches, reading),
         ...(mark ? { marks: this.#marks(search, mark, values, page, marksKnown) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(more && last
@@ -224,9 +240,7 @@ export class LocalSearch implements SearchSource {
     return page.map(({ rid, stored }) => (marked.has(rid) ? mark.of(stored, values) : undefined))
   }
 
-  #includes(search: SearchDeclaration, values: SearchValues, matches: StoredJson[]): StoredJson[] {
-    const asked =
-      values._include === undefined ? [] : ([] as string[]).concat(values._include as string | string[])
+  #includes(asked: readonly IncludeDeclaration[], matches: StoredJson[], reading: ReadOptions): StoredJson[] {
     if (asked.length === 0) return []
     const seen = new Set(matches.map((stored) => `${stored.type}/${stored.id}`))
     const out: StoredJson[] = []
@@ -238,18 +252,16 @@ export class LocalSearch implements SearchSource {
       out.push(stored)
     }
     for (const stored of matches) {
-      for (const value of asked) {
-        const include = search.includes?.[value]
-        if (!include) continue
+      for (const include of asked) {
         if (include.kind === 'reverse') {
-          for (const found of this.reader.referencing(include.param, stored.id)) add(found)
+          for (const found of this.reader.referencing(include.param, stored.id, reading)) add(found)
           continue
         }
         const resource = stored.resource
         for (const path of include.paths) {
           for (const reference of refs(resource[path])) {
             const id = referencedId(reference, include.target)
-            if (id !== undefined) add(this.reader.read(include.target, id))
+            if (id !== undefined) add(this.reader.read(include.target, id, reading))
           }
         }
       }
