@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from './support/cli.js'
 import { fixture, importPlanNet } from './support/directory.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
@@ -347,5 +350,41 @@ describe('declarations', () => {
     expect(response.json.entry.map((e: any) => e.response.status.slice(0, 3))).toEqual(['200', '400', '404'])
     const alone = await get(urls[0] as string)
     expect(ids(response.json.entry[0].resource)).toEqual(ids(alone.json))
+  })
+})
+
+describe('totals', () => {
+  it('are exact on every page, whether the first page counted the matches or a count query did', async () => {
+    const own = await startTestServer()
+    try {
+      // Past the matches a first page looks up to count them itself (1,000), and under it.
+      const organizations = Array.from({ length: 1_203 }, (_, index) => ({
+        resourceType: 'Organization',
+        id: `org-${index}`,
+        name: index % 2 === 0 ? `Even Clinic ${index}` : `Odd Clinic ${index}`,
+        type: [{ coding: [{ code: 'prov' }] }],
+      }))
+      const file = join(own.dir, 'Organization.ndjson')
+      writeFileSync(file, organizations.map((organization) => JSON.stringify(organization)).join('\n'))
+      const imported = await runCli(['import', 'directory', file, '--db', own.dbPath])
+      expect(imported.code, imported.stderr).toBe(0)
+      for (const [query, total] of [
+        ['type=prov', 1_203],
+        ['name=even', 602],
+        ['name=odd&type=prov', 601],
+      ] as const) {
+        let url: string | undefined = `${BASE}/Organization?${query}&_count=50`
+        let pages = 0
+        while (url && pages < 3) {
+          const response = await own.get(url.replace(own.url, ''), bearer(own.key))
+          expect(response.json.total, `${query}, page ${pages + 1}`).toBe(total)
+          url = next(response.json)
+          pages++
+        }
+        expect(pages).toBe(3)
+      }
+    } finally {
+      await own.close()
+    }
   })
 })

@@ -130,6 +130,12 @@ export function remoteQuery(search: SearchDeclaration, values: SearchValues): UR
   return query
 }
 
+/**
+ * A first page that needs a total looks up to this many matches past its own (their rids, not their
+ * resources): fewer than that, and it has counted them.
+ */
+const COUNTED_WITH_PAGE = 1000
+
 /** What a local cursor carries: the checked parameters, the last rid served, the release, the total. */
 interface LocalState {
   p: SearchValues
@@ -198,16 +204,23 @@ export class LocalSearch implements SearchSource {
       const marksKnown = this.reader.format() >= RELEASE_FORMAT
       const reading = { gzip: options.takesGzip }
       const asked = includesAsked(search, values)
-      // The matches' text is read with them when something reads inside them: forward includes, marks.
-      const { rows: page, more } = this.reader.page(criteria, state.a, count, {
+      const wantsTotal = search.total && options.total !== false
+      const first = state.a === 0
+      // The matches' text is read with them when something reads inside them: forward includes, marks. A
+      // first page that must count looks up to COUNTED_WITH_PAGE matches: the count query would run the
+      // search again.
+      const {
+        rows: page,
+        more,
+        counted,
+      } = this.reader.page(criteria, state.a, count, {
         ...reading,
         text: asked.some((include) => include.kind === 'forward') || (mark !== undefined && !marksKnown),
+        countUpTo: wantsTotal && first && state.t === undefined ? COUNTED_WITH_PAGE : undefined,
       })
-      // A first page that holds every match counts them itself: the count query would run the search again.
-      const total =
-        search.total && options.total !== false
-          ? (state.t ?? (state.a === 0 && !more ? page.length : this.reader.count(criteria)))
-          : undefined
+      const total = wantsTotal
+        ? (state.t ?? (first ? counted : undefined) ?? this.reader.count(criteria))
+        : undefined
       const matches = page.map((row) => row.stored)
       const last = page.at(-1)
       return {
