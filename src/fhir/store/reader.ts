@@ -151,8 +151,8 @@ export interface StoredResource {
  * only if it is wanted after all.
  */
 const READ_AS = {
-  text: 'CAST(json AS BLOB) AS bytes, NULL AS gz, NULL AS gz_crc, NULL AS length',
-  textAndKept: 'CAST(json AS BLOB) AS bytes, gz, gz_crc, NULL AS length',
+  text: 'CAST(json AS BLOB) AS bytes',
+  textAndKept: 'CAST(json AS BLOB) AS bytes, gz, gz_crc',
   keptAlone:
     'CASE WHEN gz IS NULL THEN CAST(json AS BLOB) END AS bytes, gz, gz_crc, octet_length(json) AS length',
 }
@@ -168,15 +168,14 @@ export interface ReadOptions {
   text?: boolean
 }
 
-/** A resource row as read (READ_AS). */
+/** A resource row as read (READ_AS): what is kept, and the text's length, only where they are selected. */
 interface StoredRow {
-  rid: number
   type: string
   id: string
   bytes: Buffer | null
-  gz: Buffer | null
-  gz_crc: number | null
-  length: number | null
+  gz?: Buffer | null
+  gz_crc?: number | null
+  length?: number
 }
 
 /**
@@ -319,8 +318,8 @@ export class ReleaseReader {
       .statement(
         `SELECT rid, type, id, ${this.#rowAs(options)} FROM ${this.#schema}.${this.layout.resource} WHERE type = ? AND id = ?`,
       )
-      .get(type, id) as StoredRow | undefined
-    return row === undefined ? undefined : this.#stored(row)
+      .get(type, id) as (StoredRow & { rid: number }) | undefined
+    return row === undefined ? undefined : this.#stored(row.rid, row)
   }
 
   /**
@@ -334,7 +333,7 @@ export class ReleaseReader {
     after: number,
     limit: number,
     options: ReadOptions & { countUpTo?: number } = {},
-  ): { rows: StoredResource[]; more: boolean; counted?: number } {
+  ): { rows: StoredResource[]; more: boolean; counted: number | undefined } {
     if (this.#empty) return { rows: [], more: false, counted: 0 }
     const sql = matchSql(this.layout, this.#schema, criteria)
     const lookedUp = Math.max(limit, options.countUpTo ?? 0) + 1
@@ -348,7 +347,7 @@ export class ReleaseReader {
     return {
       rows: rids.slice(0, limit).map((rid) => ({ rid, stored: this.#byRid(rid, readAs) })),
       more,
-      ...(rids.length < lookedUp ? { counted: rids.length } : {}),
+      counted: rids.length < lookedUp ? rids.length : undefined,
     }
   }
 
@@ -394,9 +393,9 @@ export class ReleaseReader {
 
   #byRid(rid: number, readAs: string): StoredJson {
     const row = this.db
-      .statement(`SELECT rid, type, id, ${readAs} FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`)
+      .statement(`SELECT type, id, ${readAs} FROM ${this.#schema}.${this.layout.resource} WHERE rid = ?`)
       .get(rid) as StoredRow
-    return this.#stored(row)
+    return this.#stored(rid, row)
   }
 
   #rowAs(options: ReadOptions): string {
@@ -404,15 +403,15 @@ export class ReleaseReader {
     return options.text ? READ_AS.textAndKept : READ_AS.keptAlone
   }
 
-  #stored(row: StoredRow): StoredJson {
+  #stored(rid: number, row: StoredRow): StoredJson {
     const kept =
-      row.gz === null || row.gz_crc === null
+      row.gz == null || row.gz_crc == null
         ? undefined
         : { deflated: row.gz, crc: row.gz_crc, length: row.bytes?.length ?? (row.length as number) }
     if (row.bytes !== null || kept === undefined)
       return new StoredJson(row.type, row.id, row.bytes as Buffer, kept)
     const release = this.#release
-    return new StoredJson(row.type, row.id, () => this.#text(row.rid, release, kept), kept)
+    return new StoredJson(row.type, row.id, () => this.#text(rid, release, kept), kept)
   }
 
   /**

@@ -144,11 +144,14 @@ interface LocalState {
   t?: number
 }
 
+const NONE_ASKED: readonly IncludeDeclaration[] = []
+
 /** The includes a search's `_include` values ask for, in the order asked. */
-function includesAsked(search: SearchDeclaration, values: SearchValues): IncludeDeclaration[] {
-  const names =
-    values._include === undefined ? [] : ([] as string[]).concat(values._include as string | string[])
-  return names.flatMap((name) => search.includes?.[name] ?? [])
+function includesAsked(search: SearchDeclaration, values: SearchValues): readonly IncludeDeclaration[] {
+  if (values._include === undefined) return NONE_ASKED
+  return ([] as string[])
+    .concat(values._include as string | string[])
+    .flatMap((name) => search.includes?.[name] ?? [])
 }
 
 const refs = (value: unknown): unknown[] =>
@@ -201,8 +204,7 @@ export class LocalSearch implements SearchSource {
             : search.count.default
       const mark = search.mark && given(values, search.mark.param) ? search.mark : undefined
       // Marks read the text of the matches they may mark: of all of them in files that do not say which.
-      const marksKnown = this.reader.format() >= RELEASE_FORMAT
-      const reading = { gzip: options.takesGzip }
+      const marksKnown = mark !== undefined && this.reader.format() >= RELEASE_FORMAT
       const asked = includesAsked(search, values)
       const wantsTotal = search.total && options.total !== false
       const first = state.a === 0
@@ -214,8 +216,8 @@ export class LocalSearch implements SearchSource {
         more,
         counted,
       } = this.reader.page(criteria, state.a, count, {
-        ...reading,
-        text: asked.some((include) => include.kind === 'forward') || (mark !== undefined && !marksKnown),
+        gzip: options.takesGzip,
+        text: (mark !== undefined && !marksKnown) || asked.some((include) => include.kind === 'forward'),
         countUpTo: wantsTotal && first && state.t === undefined ? COUNTED_WITH_PAGE : undefined,
       })
       const total = wantsTotal
@@ -225,7 +227,7 @@ export class LocalSearch implements SearchSource {
       const last = page.at(-1)
       return {
         matches,
-        includes: this.#includes(asked, matches, reading),
+        includes: this.#includes(asked, matches, { gzip: options.takesGzip }),
         ...(mark ? { marks: this.#marks(search, mark, values, page, marksKnown) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(more && last
