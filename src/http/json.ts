@@ -14,6 +14,7 @@ const texts = new WeakMap<object, string>()
 type Piece = string | Buffer | KeptText | PreparedAnswer
 
 const isKept = (piece: Piece): piece is KeptText => typeof piece === 'object' && 'kept' in piece
+const isAnswer = (piece: Piece): piece is PreparedAnswer => typeof piece === 'object' && 'status' in piece
 
 /**
  * A body serialized already, as UTF-8 spliced from texts, stored resources' bytes and prepared answers'
@@ -42,7 +43,7 @@ export class SplicedJson {
       this.precompressed = undefined
       return
     }
-    if (pieces.some(isKept) && !pieces.some((piece) => typeof piece === 'object' && 'status' in piece)) {
+    if (pieces.some(isKept) && !pieces.some(isAnswer)) {
       this.#pieces = pieces.map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece)) as (
         Buffer | KeptText
       )[]
@@ -64,7 +65,7 @@ export class SplicedJson {
     for (const piece of pieces) {
       if (typeof piece === 'string') at += this.#bytes.write(piece, at)
       else {
-        if ('status' in piece) this.splicedFrom.push({ at, answer: piece })
+        if (isAnswer(piece)) this.splicedFrom.push({ at, answer: piece })
         at += (Buffer.isBuffer(piece) ? piece : piece.bytes).copy(this.#bytes, at)
       }
     }
