@@ -39,6 +39,9 @@ const WARMUP_SECONDS = 2
 
 // Limits are in force from 2026-11-01: a clock before that counts every request but refuses none.
 const clock = () => FEED_START
+// Ten days after the sync: a third of the slots lie in the past, as when a publisher's feed stopped changing.
+const LATER_DAYS = 10
+const later = () => FEED_START + LATER_DAYS * 86_400_000
 
 /** The mixed query set of the issue, built from the generator's own shape so every query has matches. */
 function querySet(groupKey: string): [string, string][] {
@@ -160,6 +163,10 @@ export async function run(args: string[]): Promise<void> {
         clock,
       ),
       warm: await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock),
+      later: await startServer(
+        resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+        later,
+      ),
     }
     const headers = { Authorization: `Bearer ${key}` }
     const get = async (url: string) => {
@@ -208,6 +215,7 @@ export async function run(args: string[]): Promise<void> {
       const total = JSON.parse(sample.body.toString()).total
       const cold = await serverTimes(servers.cold, path)
       const warm = await serverTimes(servers.warm, path)
+      const afterDays = await serverTimes(servers.later, path)
       const bare = await startBareServer(sample.body, { 'Content-Type': sample.contentType })
       const rounds = { cold: [] as LoadResult[], warm: [] as LoadResult[], bare: [] as LoadResult[] }
       for (let round = 0; round < ROUNDS; round++) {
@@ -230,6 +238,8 @@ export async function run(args: string[]): Promise<void> {
         cold.p99.toFixed(2),
         warm.p50.toFixed(2),
         warm.p99.toFixed(2),
+        afterDays.p50.toFixed(2),
+        afterDays.p99.toFixed(2),
         Math.round(coldLoad.requestsPerSecond),
         Math.round(warmLoad.requestsPerSecond),
         Math.round(floor.requestsPerSecond),
@@ -243,11 +253,13 @@ export async function run(args: string[]): Promise<void> {
         total,
         cold: { ...cold, rps: coldLoad.requestsPerSecond, ratio: coldRatio },
         warm: { ...warm, rps: warmLoad.requestsPerSecond, ratio: warmRatio },
+        later: afterDays,
         bareRps: floor.requestsPerSecond,
       })
     }
     await servers.cold.close()
     await servers.warm.close()
+    await servers.later.close()
     console.log(
       `\nQueries: server time from the request log (up to ${SERVER_TIME_SAMPLES} requests one at a time within 10 s),`,
     )
@@ -258,6 +270,9 @@ export async function run(args: string[]): Promise<void> {
       'cold: answer cache off, every request runs its query; warm: repeated requests answered from it.',
     )
     console.log(
+      `later: cold, ${LATER_DAYS} days after the sync (the same queries from then on: a third of the slots past).`,
+    )
+    console.log(
       formatTable(
         [
           'query',
@@ -266,6 +281,8 @@ export async function run(args: string[]): Promise<void> {
           'cold p99',
           'warm p50',
           'warm p99',
+          'later p50',
+          'later p99',
           'cold req/s',
           'warm req/s',
           'bare req/s',

@@ -11,8 +11,8 @@ import { writeStu1Feed } from './support/stu1Feed.js'
 
 /**
  * A deep page starts its walk at the last whole hour before it, and a page of the first few matches of many
- * series reads only the series that can hold it, both found from each series' start hours
- * (src/scheduling/startHours.ts). Each must list exactly the slots the plain ordered query lists at that offset:
+ * series reads only the series that can hold it, both found from each series' slot starts
+ * (src/scheduling/search/startTimes.ts). Each must list exactly the slots the plain ordered query lists at that offset:
  * hour boundaries, many slots on one start, past, nopt and busy slots, and slots of a disabled publisher all
  * sit among them.
  */

@@ -121,9 +121,9 @@ describe('the slot-parts step', () => {
     // back to version 4's shape: one by-start index over every publisher, no parts.
     const db = openSqliteFile(path)
     const partCounter = stepsThrough(33).filter((step) => step.id === 'scheduling/part-counter')
-    // A sync now also writes start hours: their table as its own step makes it (IF NOT EXISTS) again on open.
-    const hours = STORE_SCHEMA.main.filter((step) => step.id === 'scheduling/series-start-hours')
-    writeNumberedFile(db, [...stepsThrough(5), ...partCounter, ...hours], 33)
+    // A sync now also writes slot starts: their table as its own step makes it (IF NOT EXISTS) again on open.
+    const starts = STORE_SCHEMA.main.filter((step) => step.id === 'scheduling/series-starts')
+    writeNumberedFile(db, [...stepsThrough(5), ...partCounter, ...starts], 33)
     for (const slug of ['smart', 'stu1-copy']) {
       addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
       expect((await syncPublisher(db, slug, { clock })).outcome).toBe('synced')

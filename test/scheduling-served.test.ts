@@ -6,6 +6,7 @@ import type { Db } from '../src/db/open.js'
 import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
 import type { SlotStatus } from '../src/scheduling/model.js'
 import { answerHoldsThrough, type SlotFilters } from '../src/scheduling/search/matches.js'
+import { searchGroups } from '../src/scheduling/search/groups.js'
 import { searchSlots } from '../src/scheduling/search/slots.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { SERVED_SERIES, statusIndex } from '../src/scheduling/search/series.js'
@@ -168,6 +169,82 @@ describe('unfiltered search from a moment', () => {
       }
     } finally {
       server.setNow(DEFAULT_NOW)
+    }
+  })
+})
+
+/**
+ * A search with a series filter counts each matching series from its slot starts (startTimes.ts) whenever
+ * the asked time does not hold all of them: slots already past, or a window. Listings and groups must say
+ * what the plain query over the slots table says, at every moment and for windows between them.
+ */
+describe('filtered and grouped searches at any moment and in any window', () => {
+  const FILTERS = [
+    { name: 'one publisher', filters: { publisher: 'stu1' }, sql: "r.publisher = 'stu1'" },
+    { name: 'in person', filters: { isVirtual: false }, sql: 'r.is_virtual = 0' },
+  ] as const
+
+  /** The oracle: matches per group key (count, first start) and overall, straight from SQL. */
+  function plainGroups(sql: string, status: SlotStatus, from: number, through: number | undefined) {
+    const rows = db
+      .prepare(
+        `SELECT r.group_key, count(*), min(t.start_ms) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
+         WHERE ${SERVED_SERIES} AND ${sql} AND t.status = ? AND t.start_ms >= ? AND t.start_ms <= ?
+         GROUP BY r.group_key ORDER BY min(t.start_ms), r.group_key`,
+      )
+      .raw()
+      .all(statusIndex(status), from, through ?? Number.MAX_SAFE_INTEGER) as [string, number, number][]
+    return rows.map(([key, count, next]) => ({ key, count, next: new Date(next).toISOString() }))
+  }
+
+  function searchedGroups(filters: SlotFilters) {
+    const { groups, total } = searchGroups(new SlotIndex(db), filters, { limit: 1000, offset: 0 })
+    expect(total).toBe(groups.length)
+    return groups.map((group) => ({
+      key: group.key,
+      count: group.totalSlots,
+      next: group.nextAvailableStart,
+    }))
+  }
+
+  function expectSame(filters: SlotFilters, sql: string) {
+    const expected = plainGroups(sql, filters.status, filters.startAfter ?? 0, filters.startBefore)
+    expect({ filters, groups: searchedGroups(filters) }).toEqual({ filters, groups: expected })
+    const { slots, total } = searchSlots(new SlotIndex(db), filters, { limit: 1, offset: 0 })
+    expect({ filters, total, first: slots[0]?.start }).toEqual({
+      filters,
+      total: expected.reduce((sum, group) => sum + group.count, 0),
+      first: expected.map((group) => group.next).sort()[0],
+    })
+  }
+
+  it('counts as the plain query does from every moment, as the clock passes each start', () => {
+    for (const { filters, sql } of FILTERS) {
+      for (const status of ['free', 'busy'] as const) {
+        for (const now of moments()) {
+          expectSame({ status, startAfter: now, startsNow: true, groupKeys: [], ...filters }, sql)
+        }
+      }
+    }
+  })
+
+  it('counts as the plain query does in windows between stored starts', () => {
+    const order = moments()
+    for (const { filters, sql } of FILTERS) {
+      for (let from = 0; from < order.length; from += 3) {
+        for (let through = from; through < order.length; through += 5) {
+          expectSame(
+            {
+              status: 'free',
+              startAfter: order[from] as number,
+              startBefore: order[through] as number,
+              groupKeys: [],
+              ...filters,
+            },
+            sql,
+          )
+        }
+      }
     }
   })
 })

@@ -139,4 +139,21 @@ export const SCHEDULING_STEPS: Migration[] = [
       );
     `,
   },
+  {
+    name: 'series-starts',
+    // Each series' slot starts themselves in place of their hours (sorted float64 epoch ms in the platform's
+    // byte order; src/scheduling/search/startTimes.ts): counts and next starts from any moment are then
+    // exact without reading slots, as hours needed a read of the slots in the moment's own hour and of each
+    // series' next. A series synced before has no row: its part is read from the slots until the next sync.
+    sql: `
+      DROP TABLE IF EXISTS sched_series_hours;
+      CREATE TABLE IF NOT EXISTS sched_series_starts (
+        series_id INTEGER PRIMARY KEY,
+        free BLOB,
+        busy BLOB,
+        unavailable BLOB,
+        tentative BLOB
+      );
+    `,
+  },
 ]

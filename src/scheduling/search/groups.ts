@@ -1,6 +1,6 @@
 import type { Db } from '../../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
-import { matchSeries, type Page, seriesStats, slotConditions, type SlotFilters } from './matches.js'
+import { matchSeries, type Page, seriesStats, type SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { SERVED_SERIES } from './series.js'
 import { iso, summaries, union } from './summaries.js'
@@ -50,7 +50,7 @@ export function searchGroups(
   const { db } = index
   const match = matchSeries(index, filters)
   if (!match) return { groups: [], total: 0 }
-  const stats = seriesStats(db, match, filters, slotConditions(filters))
+  const stats = seriesStats(index, match, filters)
   const tallies = new Map<number, GroupTally>()
   for (const series of match.series) {
     const stat = stats.get(series.id)

@@ -1,7 +1,6 @@
-import type { Db } from '../../db/open.js'
 import type { SlotStatus } from '../model.js'
-import { SLOTS_BY_SERIES } from '../schema.js'
 import type { SlotIndex } from './slotIndex.js'
+import { within } from './startTimes.js'
 import { filtersNoSeries, type Series, type SeriesFilters, statusIndex } from './series.js'
 
 /**
@@ -14,7 +13,7 @@ export interface SlotFilters extends SeriesFilters {
   status: SlotStatus
   /** Epoch ms; slots starting at or after. */
   startAfter?: number
-  /** `startAfter` is the request's own moment (no explicit value): only a few matches lie before it. */
+  /** `startAfter` is the request's own moment (no explicit value), which the per-publisher tallies follow. */
   startsNow?: boolean
   /** Epoch ms; slots starting at or before. */
   startBefore?: number
@@ -100,104 +99,60 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
 }
 
 /**
- * A search from a moment on with no end (the default: from now) matches a series' slots of that status
- * minus the few that started before: counting those is cheap whatever the number of matches.
+ * Visits each matching series that holds matches, with how many and the first one's start. A series whose
+ * slots of the status all lie in the asked time (its first from `startAfter` on, no `startBefore`) is
+ * settled from its figures; any other from its slot starts (startTimes.ts), whatever the number of slots:
+ * a search from now over a feed synced days ago, or a window, costs a binary search per series.
  */
-const countsByComplement = (filters: SlotFilters) =>
-  filters.startBefore === undefined && (filters.startAfter === undefined || filters.startsNow === true)
-
-/** Series whose first slot of the asked status starts before `startAfter`: the only ones with past slots. */
-function withPast(match: SeriesMatch, filters: SlotFilters): Series[] {
-  const after = filters.startAfter
-  if (after === undefined) return []
-  return match.series.filter((series) => (series.firsts[match.status] as number) < after)
-}
-
-/** Slots of the asked status that started before `startAfter`, per series. */
-function pastCounts(db: Db, match: SeriesMatch, filters: SlotFilters): Map<number, number> {
-  const series = withPast(match, filters)
-  if (series.length === 0) return new Map()
-  const rows = db
-    .statement(
-      `SELECT t.series_id, count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-     WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND t.status = @status AND t.start_ms < @startAfter
-     GROUP BY t.series_id`,
-    )
-    .raw()
-    .all({
-      ids: JSON.stringify(series.map((entry) => entry.id)),
-      status: match.status,
-      startAfter: filters.startAfter as number,
-    }) as [number, number][]
-  return new Map(rows)
-}
-
-export function countMatches(
+function eachSeriesMatches(
   index: SlotIndex,
   match: SeriesMatch,
   filters: SlotFilters,
-  conditions: SlotConditions,
-) {
-  const { db } = index
-  if (countsByComplement(filters)) {
-    if (match.everySeries && filters.startAfter !== undefined) {
-      return index.servedFrom(match.status, filters.startAfter).slots
-    }
-    let past = 0
-    for (const count of pastCounts(db, match, filters).values()) past += count
-    return match.slots - past
+  visit: (series: Series, count: number, next: number) => void,
+): void {
+  const { status } = match
+  const { startAfter, startBefore } = filters
+  const partly: Series[] = []
+  for (const series of match.series) {
+    const first = series.firsts[status]
+    if (first === null || first === undefined) continue
+    if (startBefore === undefined && (startAfter === undefined || first >= startAfter)) {
+      visit(series, series.counts[status] as number, first)
+    } else partly.push(series)
   }
-  return db
-    .statement(
-      `SELECT count(*) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-     WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql}`,
-    )
-    .pluck()
-    .get({ ...conditions.slotParams, ids: match.ids }) as number
+  if (partly.length === 0) return
+  const starts = index.startsOf(partly, status)
+  partly.forEach((series, at) => {
+    const { count, next } = within(starts[at] as Float64Array, startAfter, startBefore)
+    if (next !== undefined) visit(series, count, next)
+  })
+}
+
+/** How many slots match. */
+export function countMatches(index: SlotIndex, match: SeriesMatch, filters: SlotFilters): number {
+  if (filters.startBefore === undefined) {
+    if (filters.startAfter === undefined) return match.slots
+    // Every served series from now: the per-publisher tallies follow the clock, no series is looked at.
+    if (match.everySeries && filters.startsNow)
+      return index.servedFrom(match.status, filters.startAfter).slots
+  }
+  let total = 0
+  eachSeriesMatches(index, match, filters, (_series, count) => {
+    total += count
+  })
+  return total
 }
 
 /** Matches per series (zero-match series omitted), each with its soonest start. */
 export function seriesStats(
-  db: Db,
+  index: SlotIndex,
   match: SeriesMatch,
   filters: SlotFilters,
-  conditions: SlotConditions,
 ): Map<number, { count: number; next: number }> {
   const stats = new Map<number, { count: number; next: number }>()
-  if (!countsByComplement(filters)) {
-    const rows = db
-      .statement(
-        `SELECT t.series_id, count(*), min(t.start_ms) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-       WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql} GROUP BY t.series_id`,
-      )
-      .raw()
-      .all({ ...conditions.slotParams, ids: match.ids }) as [number, number, number][]
-    for (const [id, count, next] of rows) stats.set(id, { count, next })
-    return stats
-  }
-  const past = pastCounts(db, match, filters)
-  const started = withPast(match, filters)
-  // Only a series with past slots needs a seek for its next start; for the others it is their first.
-  const nexts = new Map(
-    started.length === 0
-      ? []
-      : (db
-          .statement(
-            `SELECT j.value, (SELECT t.start_ms FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-                            WHERE t.series_id = j.value AND ${conditions.slotSql} ORDER BY t.start_ms LIMIT 1)
-           FROM json_each(@ids) j`,
-          )
-          .raw()
-          .all({
-            ...conditions.slotParams,
-            ids: JSON.stringify(started.map((series) => series.id)),
-          }) as [number, number | null][]),
-  )
-  for (const series of match.series) {
-    const count = (series.counts[match.status] as number) - (past.get(series.id) ?? 0)
-    const next = nexts.has(series.id) ? nexts.get(series.id) : series.firsts[match.status]
-    if (count > 0 && next !== null && next !== undefined) stats.set(series.id, { count, next })
-  }
+  eachSeriesMatches(index, match, filters, (series, count, next) => {
+    stats.set(series.id, { count, next })
+  })
   return stats
 }
 

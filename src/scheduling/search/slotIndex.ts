@@ -1,6 +1,6 @@
 import type { Db } from '../../db/open.js'
 import { type Tally, tallyAt } from './startTally.js'
-import { firstMatches, type Histogram, loadHours, skipAhead, type SyncHours } from './startHours.js'
+import { firstMatches, type Histogram, loadStarts, skipAhead, type SyncStarts } from './startTimes.js'
 import { SLOT_STATUSES } from '../model.js'
 import {
   filtersNoSeries,
@@ -27,7 +27,7 @@ import {
  * A sync writes its slots under a number of its own, its part (`sched_slots.part`, from a counter that never
  * goes back): a search over several publishers merges their parts in start order. The index is the one
  * facade of what search knows beyond the tables: the series, and per part the served slots counted from a
- * moment (startTally.ts) and their start hours (startHours.ts).
+ * moment (startTally.ts) and each series' slot starts (startTimes.ts).
  */
 
 /** One publisher's served series as of its last sync, indexed by what searches filter on. */
@@ -48,8 +48,8 @@ class PublisherSeries {
   #members: SeriesMask[] | undefined
   /** Per status: its slots counted at the moment of the last search from a moment (see partTally.ts). */
   readonly #tallies: (Tally | undefined)[] = []
-  /** Per status: its slots' start hours, read by the first deep page (see startHours.ts). */
-  readonly #hours: (SyncHours | undefined)[] = []
+  /** Per status: its series' slot starts, read by the first search that needs them (see startTimes.ts). */
+  readonly #starts: (SyncStarts | undefined)[] = []
 
   constructor(readonly part: number) {}
 
@@ -68,21 +68,21 @@ class PublisherSeries {
     return tally
   }
 
-  hours(db: Db, status: number): SyncHours {
-    let hours = this.#hours[status]
-    if (!hours) {
+  starts(db: Db, status: number): SyncStarts {
+    let starts = this.#starts[status]
+    if (!starts) {
       const [served] = this.members()
-      hours = served
-        ? loadHours(
+      starts = served
+        ? loadStarts(
             db,
             served,
             status,
             this.all.map((series) => series.id),
           )
         : { bySeries: new Map(), served: { first: 0, counts: new Int32Array(0) } }
-      this.#hours[status] = hours
+      this.#starts[status] = starts
     }
-    return hours
+    return starts
   }
 
   add(series: Series) {
@@ -243,7 +243,7 @@ export class SlotIndex {
   }
 
   /**
-   * Where a deep page of matches starting from `startAfter` can begin (startHours.ts): a later moment and how
+   * Where a deep page of matches starting from `startAfter` can begin (startTimes.ts): a later moment and how
    * many of the `total` matches lie before it. `series` undefined: every served series matches.
    */
   skipAhead(
@@ -254,13 +254,13 @@ export class SlotIndex {
     offset: number,
   ): { from: number; skipped: number } | undefined {
     return series === undefined
-      ? skipAhead([], this.#servedHours(status), total, startAfter, offset)
-      : skipAhead(this.#hoursOf(series, status), [], total, startAfter, offset)
+      ? skipAhead([], this.#servedHistograms(status), total, startAfter, offset)
+      : skipAhead(this.startsOf(series, status), [], total, startAfter, offset)
   }
 
   /**
    * The few of these series that hold the first `count` matches from `startAfter`, by index in the list,
-   * and the moment those all start before (startHours.ts); undefined when no narrowing is found.
+   * and the moment those all start before (startTimes.ts); undefined when no narrowing is found.
    */
   firstMatches(
     series: Series[],
@@ -268,27 +268,27 @@ export class SlotIndex {
     startAfter: number | undefined,
     count: number,
   ): { indexes: number[]; before: number } | undefined {
-    return firstMatches(this.#hoursOf(series, status), startAfter, count)
+    return firstMatches(this.startsOf(series, status), startAfter, count)
   }
 
-  /** The start hours of these served series' slots of the status, as of the last refresh. */
-  #hoursOf(series: Series[], status: number): Int32Array[] {
-    const none = new Int32Array(0)
-    let bySeries: Map<number, Int32Array> | undefined
+  /** The slot starts of the status of each of these served series, as of the last refresh. */
+  startsOf(series: Series[], status: number): Float64Array[] {
+    const none = new Float64Array(0)
+    let bySeries: Map<number, Float64Array> | undefined
     let publisher: string | undefined
-    // A publisher's series are listed together: its hours are looked up where the publisher changes.
+    // A publisher's series are listed together: its starts are looked up where the publisher changes.
     return series.map((entry) => {
       if (entry.publisher !== publisher) {
         publisher = entry.publisher
-        bySeries = this.#publishers.get(publisher)?.hours(this.db, status).bySeries
+        bySeries = this.#publishers.get(publisher)?.starts(this.db, status).bySeries
       }
       return bySeries?.get(entry.id) ?? none
     })
   }
 
-  /** The start hours of every served series' slots of the status, summed per publisher, as of the last refresh. */
-  #servedHours(status: number): Histogram[] {
-    return [...this.#publishers.values()].map((indexed) => indexed.hours(this.db, status).served)
+  /** Every served series' slots of the status per start hour, summed per publisher, as of the last refresh. */
+  #servedHistograms(status: number): Histogram[] {
+    return [...this.#publishers.values()].map((indexed) => indexed.starts(this.db, status).served)
   }
 
   /** Every served series as members of its part, as of the last refresh. */

@@ -146,12 +146,12 @@ function toSlot(row: SlotRowOut): Record<string, unknown> {
   return slot
 }
 
-/** Offsets below this are walked: a walk of a few hundred rows costs less than summing hours. */
+/** Offsets below this are walked: a walk of a few hundred rows costs less than summing starts per hour. */
 const SKIP_FROM_OFFSET = 1000
 
 /**
  * Where a deep page's walk starts: with no latest start, at the last whole hour that does not pass the
- * offset (startHours.ts), with the offset less the matches before that hour, so the walk reads at most
+ * offset (startTimes.ts), with the offset less the matches before that hour, so the walk reads at most
  * about an hour of matches. Summing hours costs a step per match (per publisher and hour when every series
  * matches), so a match set many times larger than the offset is walked instead.
  */
@@ -184,7 +184,7 @@ const NARROW_SHARE = 4
 
 /**
  * A page near the start of matches spread over many series (one specialty in every state) reads only the
- * series that can hold it, up to the moment its matches all start before (startHours.ts): a few dozen
+ * series that can hold it, up to the moment its matches all start before (startTimes.ts): a few dozen
  * series' slots of an hour or so, instead of a walk in every publisher's part to its first member.
  */
 function narrowed(
@@ -212,7 +212,7 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
   const { db } = index
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
-  const total = countMatches(index, match, filters, slotConditions(filters))
+  const total = countMatches(index, match, filters)
   if (total <= page.offset) return { slots: [], total }
   const start = pageStart(index, match, filters, page, total)
   const walk = narrowed(index, match, start.filters, start.page)

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/open.js'
 import type { Group, ScheduleModel } from './feedModel.js'
 import type { AcceptingPatients, Coding } from '../model.js'
-import { hourOfStart, hoursBlob } from '../search/startHours.js'
+import { startsBlob } from '../search/startTimes.js'
 
 export interface SlotRow {
   id: string
@@ -24,7 +24,7 @@ export function deletePublisherSlots(db: Db, publisher: string): void {
   const groups = 'SELECT id FROM sched_groups WHERE publisher = ?'
   const series = 'SELECT id FROM sched_series WHERE publisher = ?'
   db.prepare(`DELETE FROM sched_slots WHERE series_id IN (${series})`).run(publisher)
-  db.prepare(`DELETE FROM sched_series_hours WHERE series_id IN (${series})`).run(publisher)
+  db.prepare(`DELETE FROM sched_series_starts WHERE series_id IN (${series})`).run(publisher)
   db.prepare(`DELETE FROM sched_series WHERE group_id IN (${groups})`).run(publisher)
   db.prepare('DELETE FROM sched_groups WHERE publisher = ?').run(publisher)
 }
@@ -134,7 +134,7 @@ export class SlotWriter {
       tally = {
         counts: [0, 0, 0, 0],
         firsts: [null, null, null, null],
-        hours: [[], [], [], []],
+        starts: [[], [], [], []],
         online: false,
         phone: false,
       }
@@ -142,7 +142,7 @@ export class SlotWriter {
     }
     const status = slot.status as 0 | 1 | 2 | 3
     tally.counts[status]++
-    tally.hours[status].push(hourOfStart(slot.startMs))
+    tally.starts[status].push(slot.startMs)
     const first = tally.firsts[status]
     if (first === null || slot.startMs < first) tally.firsts[status] = slot.startMs
     if (slot.bookingLink) tally.online = true
@@ -151,7 +151,7 @@ export class SlotWriter {
   }
 
   /**
-   * Records each series' slot counts, first starts, start hours and booking methods; call once all slots
+   * Records each series' slot counts, first starts, slot starts and booking methods; call once all slots
    * are in.
    */
   finish(): void {
@@ -160,12 +160,12 @@ export class SlotWriter {
          free_first = ?, busy_first = ?, unavailable_first = ?, tentative_first = ?, online = ?, phone = ?
        WHERE id = ?`,
     )
-    const insertHours = this.db.prepare(
-      'INSERT INTO sched_series_hours (series_id, free, busy, unavailable, tentative) VALUES (?, ?, ?, ?, ?)',
+    const insertStarts = this.db.prepare(
+      'INSERT INTO sched_series_starts (series_id, free, busy, unavailable, tentative) VALUES (?, ?, ?, ?, ?)',
     )
-    for (const [id, { counts, firsts, hours, online, phone }] of this.#seriesTallies) {
+    for (const [id, { counts, firsts, starts, online, phone }] of this.#seriesTallies) {
       update.run(...counts, ...firsts, online ? 1 : 0, phone ? 1 : 0, id)
-      insertHours.run(id, ...hours.map(hoursBlob))
+      insertStarts.run(id, ...starts.map(startsBlob))
     }
   }
 }
@@ -173,8 +173,8 @@ export class SlotWriter {
 interface SeriesTally {
   counts: [number, number, number, number]
   firsts: [number | null, number | null, number | null, number | null]
-  /** Per status, the hour each slot starts in. */
-  hours: [number[], number[], number[], number[]]
+  /** Per status, each slot's start. */
+  starts: [number[], number[], number[], number[]]
   online: boolean
   phone: boolean
 }

@@ -82,14 +82,14 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => t.close())
 
-describe('deep pages from the start hours a sync stores', () => {
-  it('answer as a walk of every slot would, whether the hours were stored by the sync or read from the slots', async () => {
+describe('deep pages from the slot starts a sync stores', () => {
+  it('answer as a walk of every slot would, whether the starts were stored by the sync or read from the slots', async () => {
     const from = t.now() + 24 * HOUR
     const manifest = writeLargeFeed(join(t.dir, 'feed'), from)
     const env = { SVC_DB: t.dbPath }
     await runCliJson(['publishers', 'add', 'large', '--manifest', manifest], env)
     await runCliJson(['import', 'publishers'], env)
-    const stored = t.server.db.prepare('SELECT count(*) FROM sched_series_hours').pluck().get()
+    const stored = t.server.db.prepare('SELECT count(*) FROM sched_series_starts').pluck().get()
     expect(stored).toBe(LOCATIONS)
 
     const order = expectedOrder(from)
@@ -106,8 +106,8 @@ describe('deep pages from the start hours a sync stores', () => {
     const expected = [0, 1_000, 5_999, 11_990].flatMap((offset) => order.slice(offset, offset + 10))
     expect(await pageIds()).toEqual(expected)
 
-    // A store synced before hours were stored: its series have none, and the hours come from the slots.
-    t.server.db.exec('DELETE FROM sched_series_hours')
+    // A store synced before starts were stored: its series have none, and the starts come from the slots.
+    t.server.db.exec('DELETE FROM sched_series_starts')
     expect((await runCli(['publishers', 'disable', 'large'], env)).code).toBe(0)
     expect((await runCli(['publishers', 'enable', 'large'], env)).code).toBe(0)
     expect(await pageIds()).toEqual(expected)

@@ -1,0 +1,228 @@
+import type { Db } from '../../db/open.js'
+import { SLOTS_BY_SERIES } from '../schema.js'
+
+/**
+ * Each series' slot starts (epoch ms, ascending), per status, as the sync stores them in
+ * sched_series_starts and the first search that needs a publisher's reads them once per sync. They answer
+ * what a search would otherwise read slots for, in a binary search per matching series whatever the number
+ * of slots:
+ * - how many of a series' slots lie before a moment or within a window, and its next start from a moment
+ *   (a search from now once time has passed many slots: a feed synced days ago, or a window);
+ * - where a deep page's matches lie: summing the matching series' starts per hour tells how many matches
+ *   start before each hour, so the walk can start at the last hour that does not pass the offset, with the
+ *   offset less the matches before it (skipAhead);
+ * - which few series can hold the first page of matches spread over many series, and before when
+ *   (firstMatches).
+ */
+
+export const HOUR_MS = 3_600_000
+
+/** Hours from the first to the last counted slot past which a page walks instead (a feed's stray year). */
+const MAX_SPAN_HOURS = 2 * 366 * 24
+
+/** Slots per hour from hour `first` on. */
+export interface Histogram {
+  first: number
+  counts: Int32Array
+}
+
+/** One part's slots of one status: each series' starts in ascending order, and the served series' per hour. */
+export interface SyncStarts {
+  bySeries: Map<number, Float64Array>
+  served: Histogram
+}
+
+const hourOf = (startMs: number) => Math.floor(startMs / HOUR_MS)
+
+/** A series' slot starts of one status as the sync stores them: sorted float64 in the platform's byte order. */
+export function startsBlob(starts: number[]): Buffer | null {
+  if (starts.length === 0) return null
+  const sorted = Float64Array.from(starts).sort()
+  return Buffer.from(sorted.buffer, sorted.byteOffset, sorted.byteLength)
+}
+
+/** A stored blob as starts (a copy when SQLite's buffer is not aligned for float64 reads). */
+function startsOfBlob(blob: Buffer): Float64Array {
+  if (blob.byteOffset % 8 === 0) return new Float64Array(blob.buffer, blob.byteOffset, blob.byteLength / 8)
+  return new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength))
+}
+
+const STARTS_COLUMNS = ['free', 'busy', 'unavailable', 'tentative'] as const
+const COUNT_COLUMNS = ['free_count', 'busy_count', 'unavailable_count', 'tentative_count'] as const
+
+/**
+ * The starts the sync stored for the part's series of one status; undefined when a series with slots of it
+ * has none stored (synced before they were).
+ */
+function storedStarts(
+  db: Db,
+  part: { lo: number; hi: number },
+  status: number,
+): Map<number, Float64Array> | undefined {
+  const rows = db
+    .statement(
+      `SELECT s.id, h.${STARTS_COLUMNS[status]} FROM sched_series s LEFT JOIN sched_series_starts h ON h.series_id = s.id
+        WHERE s.id BETWEEN ? AND ? AND s.${COUNT_COLUMNS[status]} > 0`,
+    )
+    .raw()
+    .all(part.lo, part.hi) as [number, Buffer | null][]
+  const bySeries = new Map<number, Float64Array>()
+  for (const [id, blob] of rows) {
+    if (blob === null) return undefined
+    bySeries.set(id, startsOfBlob(blob))
+  }
+  return bySeries
+}
+
+/** The part's series' starts read from the slots themselves: for parts synced before starts were stored. */
+function startsFromSlots(db: Db, part: { part: number; lo: number; hi: number }, status: number) {
+  // One row per series, its starts as a JSON array: building those in SQLite costs a third of handing every
+  // slot's row to JavaScript.
+  const rows = db
+    .statement(
+      `SELECT t.series_id, json_group_array(t.start_ms) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+     WHERE t.series_id BETWEEN ? AND ? AND t.status = ? AND t.part = ? GROUP BY t.series_id`,
+    )
+    .raw()
+    .all(part.lo, part.hi, status, part.part) as [number, string][]
+  const bySeries = new Map<number, Float64Array>()
+  // Sorted all the same: SQLite does not promise the order an aggregate sees its rows in.
+  for (const [id, starts] of rows) bySeries.set(id, Float64Array.from(JSON.parse(starts) as number[]).sort())
+  return bySeries
+}
+
+/**
+ * The starts of the slots of the status of a part's series with ids from `lo` to `hi`; `served` names the
+ * series its histogram sums.
+ */
+export function loadStarts(
+  db: Db,
+  part: { part: number; lo: number; hi: number },
+  status: number,
+  served: Iterable<number>,
+): SyncStarts {
+  const bySeries = storedStarts(db, part, status) ?? startsFromSlots(db, part, status)
+  let first = Number.POSITIVE_INFINITY
+  let last = Number.NEGATIVE_INFINITY
+  const servedLists = [...served].flatMap((id) => bySeries.get(id) ?? [])
+  for (const list of servedLists) {
+    first = Math.min(first, hourOf(list[0] as number))
+    last = Math.max(last, hourOf(list[list.length - 1] as number))
+  }
+  if (servedLists.length === 0 || last - first > MAX_SPAN_HOURS) {
+    return { bySeries, served: { first: 0, counts: new Int32Array(0) } }
+  }
+  const counts = new Int32Array(last - first + 1)
+  for (const list of servedLists) {
+    for (const start of list) counts[hourOf(start) - first] = (counts[hourOf(start) - first] as number) + 1
+  }
+  return { bySeries, served: { first, counts } }
+}
+
+/** How many of the ascending `starts` lie before `moment`: the index of the first at or after it. */
+export function countBefore(starts: Float64Array, moment: number): number {
+  let lo = 0
+  let hi = starts.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((starts[mid] as number) < moment) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * A series' slots from `from` to `through` (both included; undefined: unbounded): how many, and the first
+ * one's start (undefined when none).
+ */
+export function within(
+  starts: Float64Array,
+  from: number | undefined,
+  through: number | undefined,
+): { count: number; next: number | undefined } {
+  const lo = from === undefined ? 0 : countBefore(starts, from)
+  const hi = through === undefined ? starts.length : countBefore(starts, through + 1)
+  return hi > lo ? { count: hi - lo, next: starts[lo] } : { count: 0, next: undefined }
+}
+
+/**
+ * How far a page at `offset` of matches starting from `startAfter` (all matches when undefined; none
+ * bounded by a latest start) can be skipped: a moment at or after `startAfter` and how many matches lie
+ * between the two. `total` is the number of matches; `lists` hold each matching series' starts and
+ * `histograms` those of whole sets of matching series, together every match exactly once. Undefined
+ * when nothing can be skipped.
+ */
+export function skipAhead(
+  lists: readonly Float64Array[],
+  histograms: readonly Histogram[],
+  total: number,
+  startAfter: number | undefined,
+  offset: number,
+): { from: number; skipped: number } | undefined {
+  let last = Number.NEGATIVE_INFINITY
+  let earliest = Number.POSITIVE_INFINITY
+  for (const list of lists) {
+    if (list.length === 0) continue
+    last = Math.max(last, hourOf(list[list.length - 1] as number))
+    earliest = Math.min(earliest, hourOf(list[0] as number))
+  }
+  for (const { first, counts } of histograms) {
+    if (counts.length === 0) continue
+    last = Math.max(last, first + counts.length - 1)
+    earliest = Math.min(earliest, first)
+  }
+  // The first hour that starts at or after `startAfter`: matches before it are counted by subtraction.
+  const from = startAfter === undefined ? earliest : Math.ceil(startAfter / HOUR_MS)
+  if (!(last >= from) || last - from > MAX_SPAN_HOURS) return undefined
+  const hours = new Int32Array(last - from + 1)
+  const fromMs = from * HOUR_MS
+  for (const list of lists) {
+    for (let index = list.length - 1; index >= 0; index--) {
+      const start = list[index] as number
+      if (start < fromMs) break
+      const hour = hourOf(start) - from
+      hours[hour] = (hours[hour] as number) + 1
+    }
+  }
+  for (const { first, counts } of histograms) {
+    for (let hour = Math.max(first, from); hour < first + counts.length; hour++) {
+      hours[hour - from] = (hours[hour - from] as number) + (counts[hour - first] as number)
+    }
+  }
+  let skipped = total
+  for (const count of hours) skipped -= count
+  if (skipped > offset) return undefined
+  let hour = 0
+  while (hour < hours.length && skipped + (hours[hour] as number) <= offset) {
+    skipped += hours[hour] as number
+    hour++
+  }
+  return skipped === 0 ? undefined : { from: (from + hour) * HOUR_MS, skipped }
+}
+
+/**
+ * The series that can hold the first `count` matches from `startAfter` (every match when undefined), and
+ * a moment before which those matches all start. Each series' next match starts at its first start from
+ * `startAfter` on; the `count` soonest of those are `count` matches, so the first `count` matches start at
+ * or before the latest of them, and only series whose next match does hold any. A page near the start of
+ * many series' matches (one specialty in every state) then reads a few dozen series' slots instead of
+ * merging every publisher's walk. Undefined when fewer than `count` series have a match left.
+ */
+export function firstMatches(
+  lists: readonly Float64Array[],
+  startAfter: number | undefined,
+  count: number,
+): { indexes: number[]; before: number } | undefined {
+  const moment = startAfter ?? Number.NEGATIVE_INFINITY
+  const nexts = new Float64Array(lists.length)
+  lists.forEach((list, index) => {
+    nexts[index] = list[countBefore(list, moment)] ?? Number.POSITIVE_INFINITY
+  })
+  const latest = nexts.slice().sort()[count - 1]
+  if (latest === undefined || latest === Number.POSITIVE_INFINITY) return undefined
+  const indexes: number[] = []
+  nexts.forEach((next, index) => {
+    if (next <= latest) indexes.push(index)
+  })
+  return { indexes, before: latest + 1 }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { countBefore, firstMatches, HOUR_MS, skipAhead, within } from '../src/scheduling/search/startTimes.js'
+
+/** A series' slot starts as search keeps them (src/scheduling/search/startTimes.ts), ascending. */
+const starts = (...list: number[]) => Float64Array.from(list)
+const at = (hour: number, minutes = 0) => hour * HOUR_MS + minutes * 60_000
+
+describe('counting a series from its starts', () => {
+  it('counts the starts before a moment, a start at the moment not among them', () => {
+    const list = starts(at(1), at(2), at(2), at(3, 30))
+    expect(countBefore(list, at(0))).toBe(0)
+    expect(countBefore(list, at(2))).toBe(1)
+    expect(countBefore(list, at(2) + 1)).toBe(3)
+    expect(countBefore(list, at(9))).toBe(4)
+  })
+
+  it('counts a window with both ends included, and gives its first start', () => {
+    const list = starts(at(1), at(2), at(2), at(3, 30))
+    expect(within(list, at(2), at(3, 30))).toEqual({ count: 3, next: at(2) })
+    expect(within(list, at(2) + 1, undefined)).toEqual({ count: 1, next: at(3, 30) })
+    expect(within(list, undefined, at(1))).toEqual({ count: 1, next: at(1) })
+    expect(within(list, at(3, 31), undefined)).toEqual({ count: 0, next: undefined })
+  })
+})
+
+describe('first matches from slot starts', () => {
+  it('keeps the series whose next start is at or before the count-th soonest, ties included', () => {
+    const lists = [starts(at(10, 15), at(50)), starts(at(15)), starts(at(20)), starts(at(15))]
+    // From 10:30, series 0's next is at hour 50.
+    expect(firstMatches(lists, at(10, 30), 1)).toEqual({ indexes: [1, 3], before: at(15) + 1 })
+    expect(firstMatches(lists, at(10, 30), 3)).toEqual({ indexes: [1, 2, 3], before: at(20) + 1 })
+    // Every match when no startAfter: series 0's 10:15 slot is the first.
+    expect(firstMatches(lists, undefined, 1)).toEqual({ indexes: [0], before: at(10, 15) + 1 })
+  })
+
+  it('finds nothing to narrow when fewer series than matches asked for have one left', () => {
+    expect(firstMatches([starts(at(3)), starts(at(4))], at(0), 3)).toBeUndefined()
+    expect(firstMatches([starts(at(3)), starts(at(3))], at(3, 10), 1)).toBeUndefined()
+  })
+})
+
+describe('skipping whole hours of a deep page', () => {
+  it('skips the hours before the offset, counting the matches before the first whole hour by subtraction', () => {
+    // From 10:30: 2 matches in the rest of hour 10 (of 3 stored), then 4, 4 and 2 in hours 11 to 13.
+    const lists = [
+      starts(at(10, 10), at(10, 40), at(11), at(11, 20), at(12), at(12, 5), at(13)),
+      starts(at(10, 45), at(11, 1), at(11, 59), at(12), at(12, 30), at(13, 10)),
+    ]
+    const total = 2 + 4 + 4 + 2
+    expect(skipAhead(lists, [], total, at(10, 30), 5)).toEqual({ from: at(11), skipped: 2 })
+    expect(skipAhead(lists, [], total, at(10, 30), 6)).toEqual({ from: at(12), skipped: 6 })
+    expect(skipAhead(lists, [], total, at(10, 30), 11)).toEqual({ from: at(13), skipped: 10 })
+    // Nothing to skip: the offset lies within the matches before the first whole hour.
+    expect(skipAhead(lists, [], total, at(10, 30), 1)).toBeUndefined()
+  })
+
+  it('sums whole sets of series from their histograms as it does single series', () => {
+    const lists = [starts(at(4), at(5), at(5, 30), at(6)), starts(at(5, 59), at(6, 1))]
+    const histogram = { first: 4, counts: Int32Array.from([1, 3, 2]) }
+    expect(skipAhead([], [histogram], 6, undefined, 4)).toEqual(skipAhead(lists, [], 6, undefined, 4))
+    expect(skipAhead([], [histogram], 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
+  })
+})
