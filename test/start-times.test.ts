@@ -23,19 +23,20 @@ describe('counting a series from its starts', () => {
   })
 })
 
-describe('first matches from slot starts', () => {
-  it('keeps the series whose next start is at or before the count-th soonest, ties included', () => {
-    const lists = [starts(at(10, 15), at(50)), starts(at(15)), starts(at(20)), starts(at(15))]
-    // From 10:30, series 0's next is at hour 50.
-    expect(firstMatches(lists, at(10, 30), 1)).toEqual({ indexes: [1, 3], before: at(15) + 1 })
-    expect(firstMatches(lists, at(10, 30), 3)).toEqual({ indexes: [1, 2, 3], before: at(20) + 1 })
-    // Every match when no startAfter: series 0's 10:15 slot is the first.
-    expect(firstMatches(lists, undefined, 1)).toEqual({ indexes: [0], before: at(10, 15) + 1 })
+describe("first matches from each series' next match", () => {
+  const nexts = (...list: number[]) => Float64Array.from(list)
+  const none = Number.POSITIVE_INFINITY
+
+  it('keeps the series whose next match is at or before the count-th soonest, ties included', () => {
+    const list = nexts(at(50), at(15), at(20), at(15))
+    expect(firstMatches(list, 1)).toEqual({ indexes: [1, 3], before: at(15) + 1 })
+    expect(firstMatches(list, 3)).toEqual({ indexes: [1, 2, 3], before: at(20) + 1 })
+    expect(firstMatches(list, 4)).toEqual({ indexes: [0, 1, 2, 3], before: at(50) + 1 })
   })
 
-  it('finds nothing to narrow when fewer series than matches asked for have one left', () => {
-    expect(firstMatches([starts(at(3)), starts(at(4))], at(0), 3)).toBeUndefined()
-    expect(firstMatches([starts(at(3)), starts(at(3))], at(3, 10), 1)).toBeUndefined()
+  it('finds nothing to narrow when fewer series than matches asked for have one', () => {
+    expect(firstMatches(nexts(at(3), at(4)), 3)).toBeUndefined()
+    expect(firstMatches(nexts(none, at(3), none), 2)).toBeUndefined()
   })
 })
 
@@ -59,5 +60,29 @@ describe('skipping whole hours of a deep page', () => {
     const histogram = { first: 4, counts: Int32Array.from([1, 3, 2]) }
     expect(skipAhead([], [histogram], 6, undefined, 4)).toEqual(skipAhead(lists, [], 6, undefined, 4))
     expect(skipAhead([], [histogram], 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
+  })
+})
+
+describe('the count-th soonest next match', () => {
+  it('is the one a sort would put there, whatever the order and repeats', () => {
+    let seed = 7
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647
+    for (let round = 0; round < 200; round++) {
+      const length = 1 + Math.floor(random() * 60)
+      const values = Float64Array.from({ length }, () =>
+        random() < 0.1 ? Number.POSITIVE_INFINITY : Math.floor(random() * 12) * HOUR_MS,
+      )
+      const count = 1 + Math.floor(random() * length)
+      const sorted = values.slice().sort()
+      const latest = sorted[count - 1] as number
+      const expected =
+        latest === Number.POSITIVE_INFINITY
+          ? undefined
+          : {
+              indexes: [...values.keys()].filter((index) => (values[index] as number) <= latest),
+              before: latest + 1,
+            }
+      expect(firstMatches(values, count)).toEqual(expected)
+    }
   })
 })

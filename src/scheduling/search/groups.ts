@@ -1,6 +1,6 @@
 import type { Db } from '../../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
-import { matchSeries, type Page, seriesStats, type SlotFilters } from './matches.js'
+import { matchedSlots, matchSeries, type Page, type SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { SERVED_SERIES } from './series.js'
 import { iso, summaries, union } from './summaries.js'
@@ -50,30 +50,31 @@ export function searchGroups(
   const { db } = index
   const match = matchSeries(index, filters)
   if (!match) return { groups: [], total: 0 }
-  const stats = seriesStats(index, match, filters)
+  const { counts, nexts } = matchedSlots(index, match, filters)
   const tallies = new Map<number, GroupTally>()
-  for (const series of match.series) {
-    const stat = stats.get(series.id)
-    if (!stat) continue
+  match.series.forEach((series, at) => {
+    const count = counts[at] as number
+    const next = nexts[at] as number
+    if (count === 0) return
     let tally = tallies.get(series.groupId)
     if (!tally) {
       tally = {
         id: series.groupId,
         key: series.groupKey,
         count: 0,
-        next: stat.next,
+        next,
         online: false,
         phone: false,
         series: [],
       }
       tallies.set(series.groupId, tally)
     }
-    tally.count += stat.count
-    tally.next = Math.min(tally.next, stat.next)
+    tally.count += count
+    tally.next = Math.min(tally.next, next)
     tally.online ||= series.online
     tally.phone ||= series.phone
     tally.series.push(series.id)
-  }
+  })
   const ordered = [...tallies.values()].sort((a, b) => a.next - b.next || (a.key < b.key ? -1 : 1))
   const pageTallies = ordered.slice(page.offset, page.offset + page.limit)
   if (pageTallies.length === 0) return { groups: [], total: ordered.length }

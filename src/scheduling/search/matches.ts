@@ -75,7 +75,7 @@ export function listedMatch(series: Series[], status: number): SeriesMatch {
 
 export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch | undefined {
   const status = statusIndex(filters.status)
-  const holding = () => index.match(filters).filter((candidate) => (candidate.counts[status] as number) > 0)
+  const holding = () => index.match(filters, status)
   if (!filtersNoSeries(filters)) {
     const match = listedMatch(holding(), status)
     return match.slots === 0 ? undefined : match
@@ -98,62 +98,66 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
   }
 }
 
+/** Per series of a match, in its order: how many of its slots match, and the first one's start (none: +Infinity). */
+export interface Matched {
+  counts: Int32Array
+  nexts: Float64Array
+  total: number
+}
+
 /**
- * Visits each matching series that holds matches, with how many and the first one's start. A series whose
- * slots of the status all lie in the asked time (its first from `startAfter` on, no `startBefore`) is
- * settled from its figures; any other from its slot starts (startTimes.ts), whatever the number of slots:
- * a search from now over a feed synced days ago, or a window, costs a binary search per series.
+ * Each matching series' matches and first match. A series whose slots of the status all lie in the asked
+ * time (its first from `startAfter` on, no `startBefore`) is settled from its figures; any other from its
+ * slot starts (startTimes.ts), whatever the number of slots: a search from now over a feed synced days ago,
+ * or a window, costs a binary search per series, not a read of its slots.
  */
-function eachSeriesMatches(
-  index: SlotIndex,
-  match: SeriesMatch,
-  filters: SlotFilters,
-  visit: (series: Series, count: number, next: number) => void,
-): void {
-  const { status } = match
+export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: SlotFilters): Matched {
+  const { series, status } = match
   const { startAfter, startBefore } = filters
-  const partly: Series[] = []
-  for (const series of match.series) {
-    const first = series.firsts[status]
+  const counts = new Int32Array(series.length)
+  const nexts = new Float64Array(series.length).fill(Number.POSITIVE_INFINITY)
+  let total = 0
+  const partly: number[] = []
+  for (let at = 0; at < series.length; at++) {
+    const one = series[at] as Series
+    const first = one.firsts[status]
     if (first === null || first === undefined) continue
     if (startBefore === undefined && (startAfter === undefined || first >= startAfter)) {
-      visit(series, series.counts[status] as number, first)
-    } else partly.push(series)
+      const count = one.counts[status] as number
+      counts[at] = count
+      nexts[at] = first
+      total += count
+    } else partly.push(at)
   }
-  if (partly.length === 0) return
-  const starts = index.startsOf(partly, status)
-  partly.forEach((series, at) => {
-    const { count, next } = within(starts[at] as Float64Array, startAfter, startBefore)
-    if (next !== undefined) visit(series, count, next)
-  })
-}
-
-/** How many slots match. */
-export function countMatches(index: SlotIndex, match: SeriesMatch, filters: SlotFilters): number {
-  if (filters.startBefore === undefined) {
-    if (filters.startAfter === undefined) return match.slots
-    // Every served series from now: the per-publisher tallies follow the clock, no series is looked at.
-    if (match.everySeries && filters.startsNow)
-      return index.servedFrom(match.status, filters.startAfter).slots
-  }
-  let total = 0
-  eachSeriesMatches(index, match, filters, (_series, count) => {
+  if (partly.length === 0) return { counts, nexts, total }
+  const starts = index.startsOf(
+    partly.map((at) => series[at] as Series),
+    status,
+  )
+  partly.forEach((at, nth) => {
+    const { count, next } = within(starts[nth] as Float64Array, startAfter, startBefore)
+    if (next === undefined) return
+    counts[at] = count
+    nexts[at] = next
     total += count
   })
-  return total
+  return { counts, nexts, total }
 }
 
-/** Matches per series (zero-match series omitted), each with its soonest start. */
-export function seriesStats(
+/**
+ * How many slots match, when no series need be looked at for it: no time asked (every slot of the matching
+ * series), or every served series from now (the per-publisher tallies follow the clock). Undefined otherwise:
+ * count with `matchedSlots`.
+ */
+export function countBySeriesFigures(
   index: SlotIndex,
   match: SeriesMatch,
   filters: SlotFilters,
-): Map<number, { count: number; next: number }> {
-  const stats = new Map<number, { count: number; next: number }>()
-  eachSeriesMatches(index, match, filters, (series, count, next) => {
-    stats.set(series.id, { count, next })
-  })
-  return stats
+): number | undefined {
+  if (filters.startBefore !== undefined) return undefined
+  if (filters.startAfter === undefined) return match.slots
+  if (match.everySeries && filters.startsNow) return index.servedFrom(match.status, filters.startAfter).slots
+  return undefined
 }
 
 /**

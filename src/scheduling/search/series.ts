@@ -157,7 +157,8 @@ export function matches(series: Series, wanted: Wanted, met?: IndexedFilter): bo
   ) {
     return false
   }
-  return wanted.groupKeys.every((key) => series.groupKey === key)
+  for (const key of wanted.groupKeys) if (series.groupKey !== key) return false
+  return true
 }
 
 export interface SeriesRow {

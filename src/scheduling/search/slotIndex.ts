@@ -1,6 +1,6 @@
 import type { Db } from '../../db/open.js'
 import { type Tally, tallyAt } from './startTally.js'
-import { firstMatches, type Histogram, loadStarts, skipAhead, type SyncStarts } from './startTimes.js'
+import { type Histogram, loadStarts, skipAhead, type SyncStarts } from './startTimes.js'
 import { SLOT_STATUSES } from '../model.js'
 import {
   filtersNoSeries,
@@ -162,12 +162,17 @@ export class SlotIndex {
 
   constructor(readonly db: Db) {}
 
-  /** The served series matching every filter, after bringing changed publishers up to date. */
-  match(filters: SeriesFilters): Series[] {
+  /**
+   * The served series matching every filter that hold slots of `status`, after bringing changed publishers
+   * up to date.
+   */
+  match(filters: SeriesFilters, status: number): Series[] {
     this.refresh()
     const found: Series[] = []
     if (filtersNoSeries(filters)) {
-      for (const indexed of this.#publishers.values()) for (const series of indexed.all) found.push(series)
+      for (const indexed of this.#publishers.values()) {
+        for (const series of indexed.all) if ((series.counts[status] as number) > 0) found.push(series)
+      }
       return found
     }
     const wanted = wantedOf(filters)
@@ -176,7 +181,9 @@ export class SlotIndex {
       // Not testing again what the index settled: a specialty's codes for each of 1,700 series cost half a
       // millisecond.
       const { list, met } = indexed.candidates(wanted)
-      for (const series of list) if (matches(series, wanted, met)) found.push(series)
+      for (const series of list) {
+        if ((series.counts[status] as number) > 0 && matches(series, wanted, met)) found.push(series)
+      }
     }
     return found
   }
@@ -256,19 +263,6 @@ export class SlotIndex {
     return series === undefined
       ? skipAhead([], this.#servedHistograms(status), total, startAfter, offset)
       : skipAhead(this.startsOf(series, status), [], total, startAfter, offset)
-  }
-
-  /**
-   * The few of these series that hold the first `count` matches from `startAfter`, by index in the list,
-   * and the moment those all start before (startTimes.ts); undefined when no narrowing is found.
-   */
-  firstMatches(
-    series: Series[],
-    status: number,
-    startAfter: number | undefined,
-    count: number,
-  ): { indexes: number[]; before: number } | undefined {
-    return firstMatches(this.startsOf(series, status), startAfter, count)
   }
 
   /** The slot starts of the status of each of these served series, as of the last refresh. */

@@ -3,8 +3,10 @@ import type { AcceptingPatients, Coding } from '../model.js'
 import { SLOT_STATUSES } from '../model.js'
 import { SLOTS_BY_SERIES, SLOTS_BY_START } from '../schema.js'
 import {
-  countMatches,
+  countBySeriesFigures,
   listedMatch,
+  type Matched,
+  matchedSlots,
   matchSeries,
   type Page,
   type SeriesMatch,
@@ -14,6 +16,7 @@ import {
 } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { masksBySync, type Series, type SeriesMask, SERVED_SERIES } from './series.js'
+import { firstMatches } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
 
 /** The slot listing: one page of matching slots in start order, read by key columns first, then whole. */
@@ -188,16 +191,16 @@ const NARROW_SHARE = 4
  * series' slots of an hour or so, instead of a walk in every publisher's part to its first member.
  */
 function narrowed(
-  index: SlotIndex,
   match: SeriesMatch,
   filters: SlotFilters,
   page: Page,
+  nexts: () => Float64Array,
 ): { match: SeriesMatch; filters: SlotFilters } {
   const unchanged = { match, filters }
   const count = page.offset + page.limit
   if (match.everySeries || filters.startBefore !== undefined) return unchanged
   if (count * NARROW_SHARE > match.series.length) return unchanged
-  const first = index.firstMatches(match.series, match.status, filters.startAfter, count)
+  const first = firstMatches(nexts(), count)
   if (!first) return unchanged
   return {
     match: listedMatch(
@@ -212,10 +215,15 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
   const { db } = index
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
-  const total = countMatches(index, match, filters)
+  const counted = countBySeriesFigures(index, match, filters)
+  const matched = counted === undefined ? matchedSlots(index, match, filters) : undefined
+  const total = counted ?? (matched as Matched).total
   if (total <= page.offset) return { slots: [], total }
   const start = pageStart(index, match, filters, page, total)
-  const walk = narrowed(index, match, start.filters, start.page)
+  // Each series' next match, as counted already when the walk starts where the search asked.
+  const nexts = () =>
+    (start.filters === filters && matched ? matched : matchedSlots(index, match, start.filters)).nexts
+  const walk = narrowed(match, start.filters, start.page, nexts)
   const conditions = slotConditions(walk.filters)
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.

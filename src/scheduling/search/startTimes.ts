@@ -177,11 +177,17 @@ export function skipAhead(
   const hours = new Int32Array(last - from + 1)
   const fromMs = from * HOUR_MS
   for (const list of lists) {
+    // From the last start back: a start in the hour of the one after it needs no division.
+    let hour = Number.POSITIVE_INFINITY
+    let hourStart = Number.POSITIVE_INFINITY
     for (let index = list.length - 1; index >= 0; index--) {
       const start = list[index] as number
       if (start < fromMs) break
-      const hour = hourOf(start) - from
-      hours[hour] = (hours[hour] as number) + 1
+      if (start < hourStart) {
+        hour = hourOf(start)
+        hourStart = hour * HOUR_MS
+      }
+      hours[hour - from] = (hours[hour - from] as number) + 1
     }
   }
   for (const { first, counts } of histograms) {
@@ -201,28 +207,53 @@ export function skipAhead(
 }
 
 /**
- * The series that can hold the first `count` matches from `startAfter` (every match when undefined), and
- * a moment before which those matches all start. Each series' next match starts at its first start from
- * `startAfter` on; the `count` soonest of those are `count` matches, so the first `count` matches start at
- * or before the latest of them, and only series whose next match does hold any. A page near the start of
- * many series' matches (one specialty in every state) then reads a few dozen series' slots instead of
- * merging every publisher's walk. Undefined when fewer than `count` series have a match left.
+ * Which series can hold the first `count` matches, given each series' next match (`nexts`, +Infinity when
+ * none), and a moment before which those matches all start. The `count` soonest next matches are `count`
+ * matches, so the first `count` matches start at or before the latest of them, and only series whose next
+ * match does hold any. A page near the start of many series' matches (one specialty in every state) then
+ * reads a few dozen series' slots instead of merging every publisher's walk. Undefined when fewer than
+ * `count` series have a match.
  */
 export function firstMatches(
-  lists: readonly Float64Array[],
-  startAfter: number | undefined,
+  nexts: Float64Array,
   count: number,
 ): { indexes: number[]; before: number } | undefined {
-  const moment = startAfter ?? Number.NEGATIVE_INFINITY
-  const nexts = new Float64Array(lists.length)
-  lists.forEach((list, index) => {
-    nexts[index] = list[countBefore(list, moment)] ?? Number.POSITIVE_INFINITY
-  })
-  const latest = nexts.slice().sort()[count - 1]
-  if (latest === undefined || latest === Number.POSITIVE_INFINITY) return undefined
+  if (count > nexts.length) return undefined
+  const latest = nthSmallest(nexts.slice(), count - 1)
+  if (latest === Number.POSITIVE_INFINITY) return undefined
   const indexes: number[] = []
   nexts.forEach((next, index) => {
     if (next <= latest) indexes.push(index)
   })
   return { indexes, before: latest + 1 }
+}
+
+/**
+ * The value that would stand at `nth` (from 0) if `values` were sorted, found by quickselect (Hoare's
+ * partitions): a page of 50 among thousands of series needs that one value, not the whole order. Reorders
+ * `values`.
+ */
+function nthSmallest(values: Float64Array, nth: number): number {
+  let lo = 0
+  let hi = values.length - 1
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >> 1] as number
+    let i = lo
+    let j = hi
+    while (i <= j) {
+      while ((values[i] as number) < pivot) i++
+      while ((values[j] as number) > pivot) j--
+      if (i <= j) {
+        const swap = values[i] as number
+        values[i] = values[j] as number
+        values[j] = swap
+        i++
+        j--
+      }
+    }
+    if (nth <= j) hi = j
+    else if (nth >= i) lo = i
+    else return values[nth] as number
+  }
+  return values[nth] as number
 }
