@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { countBefore, firstMatches, HOUR_MS, skipAhead, within } from '../src/scheduling/search/startTimes.js'
+import { countBefore, firstMatches, HOUR_MS, skipAhead } from '../src/scheduling/search/startTimes.js'
 
 /** A series' slot starts as search keeps them (src/scheduling/search/startTimes.ts), ascending. */
 const starts = (...list: number[]) => Float64Array.from(list)
@@ -14,12 +14,12 @@ describe('counting a series from its starts', () => {
     expect(countBefore(list, at(9))).toBe(4)
   })
 
-  it('counts a window with both ends included, and gives its first start', () => {
-    const list = starts(at(1), at(2), at(2), at(3, 30))
-    expect(within(list, at(2), at(3, 30))).toEqual({ count: 3, next: at(2) })
-    expect(within(list, at(2) + 1, undefined)).toEqual({ count: 1, next: at(3, 30) })
-    expect(within(list, undefined, at(1))).toEqual({ count: 1, next: at(1) })
-    expect(within(list, at(3, 31), undefined)).toEqual({ count: 0, next: undefined })
+  it('counts within a range of the array alone', () => {
+    // Two series end to end: the second's starts are list[3] to list[5].
+    const list = starts(at(1), at(2), at(2), at(1), at(3, 30), at(5))
+    expect(countBefore(list, at(2), 3, 6)).toBe(4)
+    expect(countBefore(list, at(0), 3, 6)).toBe(3)
+    expect(countBefore(list, at(9), 3, 6)).toBe(6)
   })
 })
 

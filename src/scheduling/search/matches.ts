@@ -1,6 +1,5 @@
 import type { SlotStatus } from '../model.js'
 import type { SlotIndex } from './slotIndex.js'
-import { within } from './startTimes.js'
 import { filtersNoSeries, type Series, type SeriesFilters, statusIndex } from './series.js'
 
 /**
@@ -130,13 +129,9 @@ export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: Slot
     } else partly.push(at)
   }
   if (partly.length === 0) return { counts, nexts, total }
-  const starts = index.startsOf(
-    partly.map((at) => series[at] as Series),
-    status,
-  )
-  partly.forEach((at, nth) => {
-    const { count, next } = within(starts[nth] as Float64Array, startAfter, startBefore)
-    if (next === undefined) return
+  const started = partly.map((at) => series[at] as Series)
+  index.eachWithin(started, status, startAfter, startBefore, (nth, count, next) => {
+    const at = partly[nth] as number
     counts[at] = count
     nexts[at] = next
     total += count

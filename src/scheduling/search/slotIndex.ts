@@ -1,6 +1,13 @@
 import type { Db } from '../../db/open.js'
 import { type Tally, tallyAt } from './startTally.js'
-import { type Histogram, loadStarts, skipAhead, type SyncStarts } from './startTimes.js'
+import {
+  countBefore,
+  type Histogram,
+  loadStarts,
+  skipAhead,
+  startsOfSeries,
+  type SyncStarts,
+} from './startTimes.js'
 import { SLOT_STATUSES } from '../model.js'
 import {
   filtersNoSeries,
@@ -79,7 +86,12 @@ class PublisherSeries {
             status,
             this.all.map((series) => series.id),
           )
-        : { bySeries: new Map(), served: { first: 0, counts: new Int32Array(0) } }
+        : {
+            lo: 0,
+            at: new Int32Array(0),
+            starts: new Float64Array(0),
+            served: { first: 0, counts: new Int32Array(0) },
+          }
       this.#starts[status] = starts
     }
     return starts
@@ -262,21 +274,52 @@ export class SlotIndex {
   ): { from: number; skipped: number } | undefined {
     return series === undefined
       ? skipAhead([], this.#servedHistograms(status), total, startAfter, offset)
-      : skipAhead(this.startsOf(series, status), [], total, startAfter, offset)
+      : skipAhead(this.#startsOf(series, status), [], total, startAfter, offset)
+  }
+
+  /**
+   * Visits each of these served series that has slots of the status from `from` to `through` (both
+   * included; undefined: unbounded), by its place in the list, with how many and the first one's start: a
+   * binary search in its starts, as of the last refresh.
+   */
+  eachWithin(
+    series: Series[],
+    status: number,
+    from: number | undefined,
+    through: number | undefined,
+    visit: (nth: number, count: number, next: number) => void,
+  ): void {
+    let sync: SyncStarts | undefined
+    let publisher: string | undefined
+    for (let nth = 0; nth < series.length; nth++) {
+      const entry = series[nth] as Series
+      // A publisher's series are listed together: its starts are looked up where the publisher changes.
+      if (entry.publisher !== publisher) {
+        publisher = entry.publisher
+        sync = this.#publishers.get(publisher)?.starts(this.db, status)
+      }
+      const index = sync ? entry.id - sync.lo : -1
+      if (!sync || index < 0 || index + 1 >= sync.at.length) continue
+      const { at, starts } = sync
+      const first = at[index] as number
+      const end = at[index + 1] as number
+      const lo = from === undefined ? first : countBefore(starts, from, first, end)
+      const hi = through === undefined ? end : countBefore(starts, through + 1, first, end)
+      if (hi > lo) visit(nth, hi - lo, starts[lo] as number)
+    }
   }
 
   /** The slot starts of the status of each of these served series, as of the last refresh. */
-  startsOf(series: Series[], status: number): Float64Array[] {
-    const none = new Float64Array(0)
-    let bySeries: Map<number, Float64Array> | undefined
+  #startsOf(series: Series[], status: number): Float64Array[] {
+    let starts: SyncStarts | undefined
     let publisher: string | undefined
     // A publisher's series are listed together: its starts are looked up where the publisher changes.
     return series.map((entry) => {
       if (entry.publisher !== publisher) {
         publisher = entry.publisher
-        bySeries = this.#publishers.get(publisher)?.starts(this.db, status).bySeries
+        starts = this.#publishers.get(publisher)?.starts(this.db, status)
       }
-      return bySeries?.get(entry.id) ?? none
+      return starts ? startsOfSeries(starts, entry.id) : new Float64Array(0)
     })
   }
 

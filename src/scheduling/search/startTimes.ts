@@ -26,10 +26,25 @@ export interface Histogram {
   counts: Int32Array
 }
 
-/** One part's slots of one status: each series' starts in ascending order, and the served series' per hour. */
+/**
+ * One part's slots of one status: every series' starts end to end, ascending within each, and the served
+ * series' per hour. Series `id`'s starts are `starts[at[id - lo]]` up to `starts[at[id - lo + 1]]`: one array
+ * per part, so that a search over a thousand series reads memory in a few places rather than a thousand.
+ */
 export interface SyncStarts {
-  bySeries: Map<number, Float64Array>
+  lo: number
+  at: Int32Array
+  starts: Float64Array
   served: Histogram
+}
+
+const NO_STARTS = new Float64Array(0)
+
+/** A series' starts (a view into its part's array); none for a series outside the part. */
+export function startsOfSeries(sync: SyncStarts, id: number): Float64Array {
+  const index = id - sync.lo
+  if (index < 0 || index + 1 >= sync.at.length) return NO_STARTS
+  return sync.starts.subarray(sync.at[index], sync.at[index + 1])
 }
 
 const hourOf = (startMs: number) => Math.floor(startMs / HOUR_MS)
@@ -41,37 +56,25 @@ export function startsBlob(starts: number[]): Buffer | null {
   return Buffer.from(sorted.buffer, sorted.byteOffset, sorted.byteLength)
 }
 
-/** A stored blob as starts (a copy when SQLite's buffer is not aligned for float64 reads). */
-function startsOfBlob(blob: Buffer): Float64Array {
-  if (blob.byteOffset % 8 === 0) return new Float64Array(blob.buffer, blob.byteOffset, blob.byteLength / 8)
-  return new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength))
-}
-
 const STARTS_COLUMNS = ['free', 'busy', 'unavailable', 'tentative'] as const
 const COUNT_COLUMNS = ['free_count', 'busy_count', 'unavailable_count', 'tentative_count'] as const
+
+/** Each series' starts as read: by id, ascending ids, the starts as stored bytes or as numbers. */
+type ReadStarts = [id: number, starts: Buffer | number[]][]
 
 /**
  * The starts the sync stored for the part's series of one status; undefined when a series with slots of it
  * has none stored (synced before they were).
  */
-function storedStarts(
-  db: Db,
-  part: { lo: number; hi: number },
-  status: number,
-): Map<number, Float64Array> | undefined {
+function storedStarts(db: Db, part: { lo: number; hi: number }, status: number): ReadStarts | undefined {
   const rows = db
     .statement(
       `SELECT s.id, h.${STARTS_COLUMNS[status]} FROM sched_series s LEFT JOIN sched_series_starts h ON h.series_id = s.id
-        WHERE s.id BETWEEN ? AND ? AND s.${COUNT_COLUMNS[status]} > 0`,
+        WHERE s.id BETWEEN ? AND ? AND s.${COUNT_COLUMNS[status]} > 0 ORDER BY s.id`,
     )
     .raw()
     .all(part.lo, part.hi) as [number, Buffer | null][]
-  const bySeries = new Map<number, Float64Array>()
-  for (const [id, blob] of rows) {
-    if (blob === null) return undefined
-    bySeries.set(id, startsOfBlob(blob))
-  }
-  return bySeries
+  return rows.some(([, blob]) => blob === null) ? undefined : (rows as ReadStarts)
 }
 
 /** The part's series' starts read from the slots themselves: for parts synced before starts were stored. */
@@ -81,14 +84,38 @@ function startsFromSlots(db: Db, part: { part: number; lo: number; hi: number },
   const rows = db
     .statement(
       `SELECT t.series_id, json_group_array(t.start_ms) FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-     WHERE t.series_id BETWEEN ? AND ? AND t.status = ? AND t.part = ? GROUP BY t.series_id`,
+     WHERE t.series_id BETWEEN ? AND ? AND t.status = ? AND t.part = ? GROUP BY t.series_id ORDER BY t.series_id`,
     )
     .raw()
     .all(part.lo, part.hi, status, part.part) as [number, string][]
-  const bySeries = new Map<number, Float64Array>()
-  // Sorted all the same: SQLite does not promise the order an aggregate sees its rows in.
-  for (const [id, starts] of rows) bySeries.set(id, Float64Array.from(JSON.parse(starts) as number[]).sort())
-  return bySeries
+  return rows.map(([id, starts]): ReadStarts[number] => [id, JSON.parse(starts) as number[]])
+}
+
+/**
+ * The series' starts end to end in one array. Read numbers are sorted there (SQLite does not promise the
+ * order an aggregate sees its rows in); stored bytes are copied as bytes, as SQLite's buffer need not be
+ * aligned for float64 reads.
+ */
+function packed(lo: number, hi: number, rows: ReadStarts): { at: Int32Array; starts: Float64Array } {
+  const lengths = rows.map(([, list]) => (Array.isArray(list) ? list.length : list.byteLength / 8))
+  const starts = new Float64Array(lengths.reduce((sum, length) => sum + length, 0))
+  const bytes = new Uint8Array(starts.buffer)
+  const at = new Int32Array(hi - lo + 2)
+  let row = 0
+  let cursor = 0
+  for (let id = lo; id <= hi; id++) {
+    at[id - lo] = cursor
+    const [rowId, list] = rows[row] ?? []
+    if (rowId !== id || list === undefined) continue
+    const length = lengths[row] as number
+    if (Array.isArray(list)) starts.set(list, cursor)
+    else bytes.set(list, cursor * 8)
+    if (Array.isArray(list)) starts.subarray(cursor, cursor + length).sort()
+    cursor += length
+    row++
+  }
+  at[hi - lo + 1] = cursor
+  return { at, starts }
 }
 
 /**
@@ -101,48 +128,40 @@ export function loadStarts(
   status: number,
   served: Iterable<number>,
 ): SyncStarts {
-  const bySeries = storedStarts(db, part, status) ?? startsFromSlots(db, part, status)
+  const rows = storedStarts(db, part, status) ?? startsFromSlots(db, part, status)
+  const unsummed = {
+    lo: part.lo,
+    ...packed(part.lo, part.hi, rows),
+    served: { first: 0, counts: new Int32Array(0) },
+  }
   let first = Number.POSITIVE_INFINITY
   let last = Number.NEGATIVE_INFINITY
-  const servedLists = [...served].flatMap((id) => bySeries.get(id) ?? [])
+  const servedLists = [...served].map((id) => startsOfSeries(unsummed, id)).filter((list) => list.length > 0)
   for (const list of servedLists) {
     first = Math.min(first, hourOf(list[0] as number))
     last = Math.max(last, hourOf(list[list.length - 1] as number))
   }
-  if (servedLists.length === 0 || last - first > MAX_SPAN_HOURS) {
-    return { bySeries, served: { first: 0, counts: new Int32Array(0) } }
-  }
+  if (servedLists.length === 0 || last - first > MAX_SPAN_HOURS) return unsummed
   const counts = new Int32Array(last - first + 1)
   for (const list of servedLists) {
     for (const start of list) counts[hourOf(start) - first] = (counts[hourOf(start) - first] as number) + 1
   }
-  return { bySeries, served: { first, counts } }
+  return { ...unsummed, served: { first, counts } }
 }
 
-/** How many of the ascending `starts` lie before `moment`: the index of the first at or after it. */
-export function countBefore(starts: Float64Array, moment: number): number {
-  let lo = 0
-  let hi = starts.length
+/**
+ * How many of the ascending `starts[from]` to `starts[to - 1]` lie before `moment`, as the index of the first
+ * at or after it.
+ */
+export function countBefore(starts: Float64Array, moment: number, from = 0, to = starts.length): number {
+  let lo = from
+  let hi = to
   while (lo < hi) {
     const mid = (lo + hi) >> 1
     if ((starts[mid] as number) < moment) lo = mid + 1
     else hi = mid
   }
   return lo
-}
-
-/**
- * A series' slots from `from` to `through` (both included; undefined: unbounded): how many, and the first
- * one's start (undefined when none).
- */
-export function within(
-  starts: Float64Array,
-  from: number | undefined,
-  through: number | undefined,
-): { count: number; next: number | undefined } {
-  const lo = from === undefined ? 0 : countBefore(starts, from)
-  const hi = through === undefined ? starts.length : countBefore(starts, through + 1)
-  return hi > lo ? { count: hi - lo, next: starts[lo] } : { count: 0, next: undefined }
 }
 
 /**
