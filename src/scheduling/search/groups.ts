@@ -2,7 +2,8 @@ import type { Db } from '../../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
 import { matchedSlots, matchSeries, type Page, type SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
-import { SERVED_SERIES } from './series.js'
+import { type Series, SERVED_SERIES } from './series.js'
+import { nthSmallest } from './startTimes.js'
 import { iso, summaries, union } from './summaries.js'
 
 export interface GroupMatch {
@@ -19,22 +20,33 @@ export interface GroupMatch {
   totalSlots: number
 }
 
-/** The rows of a table whose ids are given, by id: `select` names the table and columns, `id` first. */
-function rowsById<T>(db: Db, select: string, ids: number[]): Map<number, T & { id: number }> {
-  const rows = db
-    .statement(`${select} WHERE id IN (SELECT value FROM json_each(?))`)
-    .all(JSON.stringify(ids)) as (T & { id: number })[]
-  return new Map(rows.map((row) => [row.id, row]))
-}
-
 interface GroupTally {
-  id: number
   key: string
   count: number
   next: number
   online: boolean
   phone: boolean
-  series: number[]
+  /** Its matching series (one at least). */
+  series: Series[]
+}
+
+/**
+ * The page of groups in the order soonest availability then key. Only the groups that can be on it are
+ * sorted: those available no later than the last one on it (every group of a national search sorted, to
+ * list 50, cost more than the rest of the search).
+ */
+function pageOf(tallies: GroupTally[], page: Page): GroupTally[] {
+  const through = page.offset + page.limit
+  let candidates = tallies
+  if (through < tallies.length) {
+    const latest = nthSmallest(
+      Float64Array.from(tallies, (tally) => tally.next),
+      through - 1,
+    )
+    candidates = tallies.filter((tally) => tally.next <= latest)
+  }
+  candidates.sort((a, b) => a.next - b.next || (a.key < b.key ? -1 : 1))
+  return candidates.slice(page.offset, through)
 }
 
 /**
@@ -47,7 +59,6 @@ export function searchGroups(
   filters: SlotFilters,
   page: Page,
 ): { groups: GroupMatch[]; total: number } {
-  const { db } = index
   const match = matchSeries(index, filters)
   if (!match) return { groups: [], total: 0 }
   const { counts, nexts } = matchedSlots(index, match, filters)
@@ -59,7 +70,6 @@ export function searchGroups(
     let tally = tallies.get(series.groupId)
     if (!tally) {
       tally = {
-        id: series.groupId,
         key: series.groupKey,
         count: 0,
         next,
@@ -73,55 +83,32 @@ export function searchGroups(
     tally.next = Math.min(tally.next, next)
     tally.online ||= series.online
     tally.phone ||= series.phone
-    tally.series.push(series.id)
+    tally.series.push(series)
   })
-  const ordered = [...tallies.values()].sort((a, b) => a.next - b.next || (a.key < b.key ? -1 : 1))
-  const pageTallies = ordered.slice(page.offset, page.offset + page.limit)
-  if (pageTallies.length === 0) return { groups: [], total: ordered.length }
+  const pageTallies = pageOf([...tallies.values()], page)
+  if (pageTallies.length === 0) return { groups: [], total: tallies.size }
 
-  const details = rowsById<{
-    publisher: string
-    location: string
-    provider: string | null
-    is_virtual: number
-  }>(
-    db,
-    'SELECT id, publisher, location, provider, is_virtual FROM sched_groups',
-    pageTallies.map((tally) => tally.id),
-  )
-  // What the matching series of each group on the page declare, for the group's merged attributes.
-  const attributes = rowsById<{
-    service_types: string
-    specialties: string
-    accepting: AcceptingPatients | null
-  }>(
-    db,
-    'SELECT id, service_types, specialties, accepting FROM sched_series',
-    pageTallies.flatMap((tally) => tally.series),
-  )
   const groups = pageTallies.map((tally): GroupMatch => {
-    const detail = details.get(tally.id)
-    if (!detail) throw new Error(`group ${tally.id} vanished mid-read`)
-    const series = tally.series.flatMap((id) => attributes.get(id) ?? [])
-    const accepting = new Set(series.map((entry) => entry.accepting))
-    const group: GroupMatch = {
+    const { group } = tally.series[0] as Series
+    const accepting = new Set(tally.series.map((series) => series.accepting))
+    const found: GroupMatch = {
       key: tally.key,
-      publisher: detail.publisher,
-      location: summaries.get<LocationSummary>(detail.location),
-      isVirtual: detail.is_virtual === 1,
-      serviceTypes: union(series.map((entry) => summaries.get<Coding[]>(entry.service_types))),
-      specialties: union(series.map((entry) => summaries.get<Coding[]>(entry.specialties))),
+      publisher: group.publisher,
+      location: summaries.get<LocationSummary>(group.location),
+      isVirtual: group.isVirtual,
+      serviceTypes: union(tally.series.map((series) => summaries.get<Coding[]>(series.serviceTypes))),
+      specialties: union(tally.series.map((series) => summaries.get<Coding[]>(series.specialties))),
       nextAvailableStart: iso(tally.next),
       totalSlots: tally.count,
     }
-    if (detail.provider) group.provider = summaries.get<ProviderSummary>(detail.provider)
+    if (group.provider) found.provider = summaries.get<ProviderSummary>(group.provider)
     const [only] = accepting
-    if (accepting.size === 1 && only) group.acceptingPatients = only
-    if (tally.online) group.bookingMethod = 'online'
-    else if (tally.phone) group.bookingMethod = 'phone'
-    return group
+    if (accepting.size === 1 && only) found.acceptingPatients = only
+    if (tally.online) found.bookingMethod = 'online'
+    else if (tally.phone) found.bookingMethod = 'phone'
+    return found
   })
-  return { groups, total: ordered.length }
+  return { groups, total: tallies.size }
 }
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */

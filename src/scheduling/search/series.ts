@@ -24,6 +24,26 @@ export interface Series {
   firsts: (number | null)[]
   online: boolean
   phone: boolean
+  /** What answers show of it, as stored (summaries as JSON text, parsed once by summaries.ts). */
+  scheduleId: string
+  serviceTypes: string
+  specialties: string
+  group: GroupDetails
+  sync: SyncDetails
+}
+
+/** A group's stored details, shared by its series. */
+export interface GroupDetails {
+  publisher: string
+  location: string
+  provider: string | null
+  isVirtual: boolean
+}
+
+/** The publisher's last sync, shared by its series. */
+export interface SyncDetails {
+  transactionTime: string
+  syncedAt: string
 }
 
 export interface SeriesFilters {
@@ -170,6 +190,7 @@ export interface SeriesRow {
   state: string | null
   is_virtual: number
   npis: string
+  schedule_id: string
   service_types: string
   specialties: string
   appointment_type: string | null
@@ -186,7 +207,7 @@ export interface SeriesRow {
   phone: number
 }
 
-export function toSeries(row: SeriesRow, part: number): Series {
+export function toSeries(row: SeriesRow, part: number, group: GroupDetails, sync: SyncDetails): Series {
   const serviceTypes = JSON.parse(row.service_types) as Coding[]
   const specialties = JSON.parse(row.specialties) as Coding[]
   return {
@@ -208,6 +229,11 @@ export function toSeries(row: SeriesRow, part: number): Series {
     firsts: [row.free_first, row.busy_first, row.unavailable_first, row.tentative_first],
     online: row.online === 1,
     phone: row.phone === 1,
+    scheduleId: row.schedule_id,
+    serviceTypes: row.service_types,
+    specialties: row.specialties,
+    group,
+    sync,
   }
 }
 

@@ -17,7 +17,9 @@ import {
   type SeriesFilters,
   type SeriesMask,
   type IndexedFilter,
+  type GroupDetails,
   type SeriesRow,
+  type SyncDetails,
   SERVED_SERIES,
   toSeries,
   type Wanted,
@@ -168,6 +170,8 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
 
 export class SlotIndex {
   readonly #publishers = new Map<string, PublisherSeries>()
+  /** Every served series by id. */
+  readonly #byId = new Map<number, Series>()
   /** The served publishers' series, replaced (never changed) when one changes: what an answer was made from. */
   #served: ReadonlyMap<string, PublisherSeries> = new Map()
   #generation = -1
@@ -354,6 +358,7 @@ export class SlotIndex {
     }
     for (const slug of this.#publishers.keys()) {
       if (served.has(slug)) continue
+      this.#forget(slug)
       this.#publishers.delete(slug)
       changed = true
     }
@@ -362,10 +367,46 @@ export class SlotIndex {
 
   #load(slug: string, part: number) {
     const indexed = new PublisherSeries(part)
+    const sync = this.db
+      .statement(
+        'SELECT transaction_time AS transactionTime, synced_at AS syncedAt FROM publishers WHERE slug = ?',
+      )
+      .get(slug) as SyncDetails
+    const groups = new Map(
+      (
+        this.db
+          .statement('SELECT id, location, provider, is_virtual FROM sched_groups WHERE publisher = ?')
+          .raw()
+          .all(slug) as [number, string, string | null, number][]
+      ).map(([id, location, provider, isVirtual]): [number, GroupDetails] => [
+        id,
+        { publisher: slug, location, provider, isVirtual: isVirtual === 1 },
+      ]),
+    )
     const rows = this.db
       .statement(`SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES}`)
       .all(slug) as SeriesRow[]
-    for (const row of rows) indexed.add(toSeries(row, part))
+    for (const row of rows) {
+      const group = groups.get(row.group_id)
+      if (group) indexed.add(toSeries(row, part, group, sync))
+    }
+    this.#forget(slug)
+    for (const series of indexed.all) this.#byId.set(series.id, series)
     this.#publishers.set(slug, indexed)
+  }
+
+  /** Lets go of the publisher's series by id (they are replaced or no longer served). */
+  #forget(slug: string) {
+    for (const series of this.#publishers.get(slug)?.all ?? []) this.#byId.delete(series.id)
+  }
+
+  /** A served series by id, as of the last refresh. */
+  seriesById(id: number): Series | undefined {
+    return this.#byId.get(id)
+  }
+
+  /** The parts of the served publishers, as of the last refresh. */
+  servedParts(): number[] {
+    return [...this.#publishers.values()].map((indexed) => indexed.part)
   }
 }

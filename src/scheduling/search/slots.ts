@@ -1,5 +1,5 @@
 import type { LocationSummary, ProviderSummary } from '../model.js'
-import type { AcceptingPatients, Coding } from '../model.js'
+import type { Coding } from '../model.js'
 import { SLOT_STATUSES } from '../model.js'
 import { SLOTS_BY_SERIES, SLOTS_BY_START } from '../schema.js'
 import {
@@ -39,8 +39,10 @@ const PAGE_LIMIT = '@limit + 0'
  * is checked against its series row instead, and a page walks few.
  */
 function memberCondition(match: SeriesMatch): string {
+  // Only the parts the index serves: a sync that committed since it looked has series it does not hold.
   return match.everySeries
-    ? `EXISTS (SELECT 1 FROM sched_series r WHERE r.id = t.series_id AND ${SERVED_SERIES})`
+    ? `t.part IN (SELECT value FROM json_each(@parts))
+       AND EXISTS (SELECT 1 FROM sched_series r WHERE r.id = t.series_id AND ${SERVED_SERIES})`
     : 't.series_id IN (SELECT value FROM json_each(@ids))'
 }
 
@@ -96,6 +98,7 @@ function mergedSql(terms: number, slotSql: string): string {
 }
 
 interface SlotRowOut {
+  series_id: number
   id: string
   status: number
   start_ms: number
@@ -103,25 +106,16 @@ interface SlotRowOut {
   booking_link: string | null
   booking_phone: string | null
   capacity: number | null
-  schedule_id: string
-  service_types: string
-  appointment_type: string | null
-  accepting: AcceptingPatients | null
-  publisher: string
-  location: string
-  provider: string | null
-  is_virtual: number
-  transaction_time: string
-  synced_at: string
 }
 
-function toSlot(row: SlotRowOut): Record<string, unknown> {
-  const serviceTypes = summaries.get<Coding[]>(row.service_types)
-  const resourceId = row.id.slice(row.publisher.length + 1)
+/** A slot as answered: its row, with what its series, group and publisher's sync say (held by the index). */
+function toSlot(row: SlotRowOut, series: Series): Record<string, unknown> {
+  const { group, sync } = series
+  const serviceTypes = summaries.get<Coding[]>(series.serviceTypes)
   const slot: Record<string, unknown> = {
     id: row.id,
-    publisher: row.publisher,
-    scheduleId: row.schedule_id,
+    publisher: group.publisher,
+    scheduleId: series.scheduleId,
     status: SLOT_STATUSES[row.status],
     start: iso(row.start_ms),
     end: iso(row.end_ms),
@@ -132,19 +126,19 @@ function toSlot(row: SlotRowOut): Record<string, unknown> {
     if (first.display) slot.serviceTypeText = first.display
   }
   slot.serviceTypes = serviceTypes
-  if (row.appointment_type) slot.appointmentType = row.appointment_type
-  if (row.accepting) slot.acceptingPatients = row.accepting
-  slot.isVirtual = row.is_virtual === 1
+  if (series.appointmentType) slot.appointmentType = series.appointmentType
+  if (series.accepting) slot.acceptingPatients = series.accepting
+  slot.isVirtual = group.isVirtual
   if (row.booking_link) slot.bookingDeepLink = row.booking_link
   if (row.booking_phone) slot.bookingPhone = row.booking_phone
   if (row.capacity !== null) slot.capacity = row.capacity
-  slot.location = summaries.get<LocationSummary>(row.location)
-  if (row.provider) slot.provider = summaries.get<ProviderSummary>(row.provider)
+  slot.location = summaries.get<LocationSummary>(group.location)
+  if (group.provider) slot.provider = summaries.get<ProviderSummary>(group.provider)
   slot.source = {
-    publisher: row.publisher,
-    resourceId,
-    transactionTime: row.transaction_time,
-    syncedAt: row.synced_at,
+    publisher: group.publisher,
+    resourceId: row.id.slice(group.publisher.length + 1),
+    transactionTime: sync.transactionTime,
+    syncedAt: sync.syncedAt,
   }
   return slot
 }
@@ -236,21 +230,17 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
               WHERE ${memberCondition(walk.match)} AND ${conditions.slotSql}
               ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
         params: walk.match.everySeries
-          ? conditions.slotParams
+          ? { ...conditions.slotParams, parts: JSON.stringify(index.servedParts()) }
           : { ...conditions.slotParams, ids: walk.match.ids },
       }
   const rows = db
     .statement(
-      `SELECT t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity,
-            r.schedule_id, r.service_types, r.appointment_type, r.accepting,
-            g.publisher, g.location, g.provider, g.is_virtual, p.transaction_time, p.synced_at
+      `SELECT t.series_id, t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity
      FROM (${keys.sql}) k
      JOIN sched_slots t ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id
-     JOIN sched_series r ON r.id = t.series_id
-     JOIN sched_groups g ON g.id = r.group_id
-     JOIN publishers p ON p.slug = g.publisher
      ORDER BY t.start_ms, t.id`,
     )
     .all({ ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
-  return { slots: rows.map(toSlot), total }
+  // Every key is of a series the index holds: walks name its series, or its parts (memberCondition).
+  return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
 }

@@ -249,10 +249,10 @@ export function firstMatches(
 
 /**
  * The value that would stand at `nth` (from 0) if `values` were sorted, found by quickselect (Hoare's
- * partitions): a page of 50 among thousands of series needs that one value, not the whole order. Reorders
+ * partitions): a page of 50 among thousands of series or groups needs that one value, not the whole order. Reorders
  * `values`.
  */
-function nthSmallest(values: Float64Array, nth: number): number {
+export function nthSmallest(values: Float64Array, nth: number): number {
   let lo = 0
   let hi = values.length - 1
   while (lo < hi) {
