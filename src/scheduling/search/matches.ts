@@ -119,8 +119,8 @@ export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: Slot
   const partly: number[] = []
   for (let at = 0; at < series.length; at++) {
     const one = series[at] as Series
-    const first = one.firsts[status]
-    if (first === null || first === undefined) continue
+    const first = one.firsts[status] as number
+    if (first === Number.POSITIVE_INFINITY) continue
     if (startBefore === undefined && (startAfter === undefined || first >= startAfter)) {
       const count = one.counts[status] as number
       counts[at] = count

@@ -19,9 +19,14 @@ export interface Series {
   specialtyTokens: Set<string>
   appointmentType: string | null
   accepting: AcceptingPatients | null
-  /** Per status, in SLOT_STATUSES order: how many slots, and the first one's start (epoch ms) or null. */
-  counts: number[]
-  firsts: (number | null)[]
+  /**
+   * Per status, in SLOT_STATUSES order: how many slots, and the first one's start (epoch ms; +Infinity when
+   * none). Typed, so that a search reading them for thousands of series follows no pointer per number.
+   */
+  counts: Int32Array
+  firsts: Float64Array
+  /** Bit `1 << status` set for each status it holds slots of: what a search tests first. */
+  holds: number
   online: boolean
   phone: boolean
   /** What answers show of it, as stored (summaries as JSON text, parsed once by summaries.ts). */
@@ -225,8 +230,17 @@ export function toSeries(row: SeriesRow, part: number, group: GroupDetails, sync
     specialtyTokens: new Set(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
     appointmentType: row.appointment_type,
     accepting: row.accepting,
-    counts: [row.free_count, row.busy_count, row.unavailable_count, row.tentative_count],
-    firsts: [row.free_first, row.busy_first, row.unavailable_first, row.tentative_first],
+    counts: Int32Array.of(row.free_count, row.busy_count, row.unavailable_count, row.tentative_count),
+    firsts: Float64Array.of(
+      ...[row.free_first, row.busy_first, row.unavailable_first, row.tentative_first].map(
+        (first) => first ?? Number.POSITIVE_INFINITY,
+      ),
+    ),
+    holds:
+      (row.free_count > 0 ? 1 : 0) |
+      (row.busy_count > 0 ? 2 : 0) |
+      (row.unavailable_count > 0 ? 4 : 0) |
+      (row.tentative_count > 0 ? 8 : 0),
     online: row.online === 1,
     phone: row.phone === 1,
     scheduleId: row.schedule_id,

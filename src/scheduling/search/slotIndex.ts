@@ -187,7 +187,7 @@ export class SlotIndex {
     const found: Series[] = []
     if (filtersNoSeries(filters)) {
       for (const indexed of this.#publishers.values()) {
-        for (const series of indexed.all) if ((series.counts[status] as number) > 0) found.push(series)
+        for (const series of indexed.all) if (series.holds & (1 << status)) found.push(series)
       }
       return found
     }
@@ -198,7 +198,7 @@ export class SlotIndex {
       // millisecond.
       const { list, met } = indexed.candidates(wanted)
       for (const series of list) {
-        if ((series.counts[status] as number) > 0 && matches(series, wanted, met)) found.push(series)
+        if (series.holds & (1 << status) && matches(series, wanted, met)) found.push(series)
       }
     }
     return found
