@@ -55,7 +55,7 @@ class PublisherSeries {
   readonly byGroupKey = new Map<string, Series[]>()
 
   #members: SeriesMask[] | undefined
-  /** Per status: its slots counted at the moment of the last search from a moment (see partTally.ts). */
+  /** Per status: its slots counted at the moment of the last search from a moment (see startTally.ts). */
   readonly #tallies: (Tally | undefined)[] = []
   /** Per status: its series' slot starts, read by the first search that needs them (see startTimes.ts). */
   readonly #starts: (SyncStarts | undefined)[] = []
