@@ -1,6 +1,4 @@
-import type { LocationSummary, ProviderSummary } from '../model.js'
-import type { Coding } from '../model.js'
-import { SLOT_STATUSES } from '../model.js'
+import { type Coding, type LocationSummary, type ProviderSummary, SLOT_STATUSES } from '../model.js'
 import { SLOTS_BY_SERIES, SLOTS_BY_START } from '../schema.js'
 import {
   countBySeriesFigures,

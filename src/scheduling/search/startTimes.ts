@@ -108,9 +108,10 @@ function packed(lo: number, hi: number, rows: ReadStarts): { at: Int32Array; sta
     const [rowId, list] = rows[row] ?? []
     if (rowId !== id || list === undefined) continue
     const length = lengths[row] as number
-    if (Array.isArray(list)) starts.set(list, cursor)
-    else bytes.set(list, cursor * 8)
-    if (Array.isArray(list)) starts.subarray(cursor, cursor + length).sort()
+    if (Array.isArray(list)) {
+      starts.set(list, cursor)
+      starts.subarray(cursor, cursor + length).sort()
+    } else bytes.set(list, cursor * 8)
     cursor += length
     row++
   }
@@ -144,7 +145,10 @@ export function loadStarts(
   if (servedLists.length === 0 || last - first > MAX_SPAN_HOURS) return unsummed
   const counts = new Int32Array(last - first + 1)
   for (const list of servedLists) {
-    for (const start of list) counts[hourOf(start) - first] = (counts[hourOf(start) - first] as number) + 1
+    for (const start of list) {
+      const hour = hourOf(start) - first
+      counts[hour] = (counts[hour] as number) + 1
+    }
   }
   return { ...unsummed, served: { first, counts } }
 }
@@ -249,8 +253,8 @@ export function firstMatches(
 
 /**
  * The value that would stand at `nth` (from 0) if `values` were sorted, found by quickselect (Hoare's
- * partitions): a page of 50 among thousands of series or groups needs that one value, not the whole order. Reorders
- * `values`.
+ * partitions): a page of 50 among thousands of series or groups needs that one value, not the whole order.
+ * Reorders `values`.
  */
 export function nthSmallest(values: Float64Array, nth: number): number {
   let lo = 0
