@@ -9,7 +9,15 @@ import { openDatabase } from '../src/app/store.js'
 import { type RunningServer, startServer } from '../src/app/server.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { runCliMeasured } from '../test/support/cli.js'
-import { formatTable, type LoadResult, measure, medianOf, percentile, startBareServer } from './lib/load.js'
+import {
+  formatTable,
+  type LoadResult,
+  measure,
+  medianOf,
+  percentile,
+  startBareServer,
+  verdict,
+} from './lib/load.js'
 import {
   FEED_START,
   locationOf,
@@ -24,13 +32,14 @@ import {
 
 const SYNC_GOAL_SLOTS_PER_S = 150_000
 const RSS_GOAL_MB = 300
+// Issue 13's goals for every query shape, cold (answer cache off).
 const P50_GOAL_MS = 2
-const P99_GOAL_MS = 20
-const RATIO_GOAL = 0.4
+const P99_GOAL_MS = 10
+const COLD_RPS_GOAL = 1_000
 const SERVER_TIME_SAMPLES = 200
 // A slow query is sampled for this long at most, so the run ends in minutes.
 const SERVER_TIME_BUDGET_MS = 10_000
-const CONNECTIONS = 10
+const CONNECTIONS = 20
 // The machine is shared: each query's three servers are loaded in turn, round after round, and each
 // figure is the median of its rounds, so that a burst of other work lands on one round, not on one side.
 const ROUNDS = 3
@@ -246,6 +255,10 @@ export async function run(args: string[]): Promise<void> {
         coldRatio.toFixed(2),
         warmRatio.toFixed(2),
         coldLoad.non2xx + coldLoad.errors + warmLoad.non2xx + warmLoad.errors,
+        verdict(
+          [cold, afterDays].every(({ p50, p99 }) => p50 < P50_GOAL_MS && p99 < P99_GOAL_MS) &&
+            coldLoad.requestsPerSecond >= COLD_RPS_GOAL,
+        ),
       ])
       results.push({
         label,
@@ -289,11 +302,14 @@ export async function run(args: string[]): Promise<void> {
           'cold ratio',
           'warm ratio',
           'failed',
+          'cold goals',
         ],
         rows,
       ),
     )
-    console.log(`goals: p50 < ${P50_GOAL_MS} ms, p99 < ${P99_GOAL_MS} ms, ratio >= ${RATIO_GOAL}`)
+    console.log(
+      `cold goals (cold and later): p50 < ${P50_GOAL_MS} ms, p99 < ${P99_GOAL_MS} ms, cold >= ${COLD_RPS_GOAL} req/s`,
+    )
     console.log(`\nRESULT ${JSON.stringify({ sync, queries: results })}`)
   } finally {
     feed?.stop()
