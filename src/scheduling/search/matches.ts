@@ -1,5 +1,5 @@
 import type { SlotStatus } from '../model.js'
-import type { SlotIndex } from './slotIndex.js'
+import type { Found, SlotIndex } from './slotIndex.js'
 import { filtersNoSeries, type Series, type SeriesFilters, statusIndex } from './series.js'
 
 /**
@@ -46,6 +46,11 @@ export function slotConditions(filters: SlotFilters): SlotConditions {
 export interface SeriesMatch {
   /** The matching series that hold slots of the asked status (for every served series: made on first use). */
   readonly series: Series[]
+  /** Per series, in the same order: what the index packs of it (slotIndex.ts: Found). */
+  readonly counts: number[]
+  readonly firsts: number[]
+  readonly traits: number[]
+  readonly groupIds: number[]
   /** Their ids as a JSON array, bound as one parameter (made on first use: for every series, a few ms). */
   readonly ids: string
   /** No series-level filter: every served series matches. */
@@ -55,13 +60,14 @@ export interface SeriesMatch {
   status: number
 }
 
-/** A match of the series listed. */
-export function listedMatch(series: Series[], status: number): SeriesMatch {
+/** A match of the series found. */
+export function listedMatch(found: Found, status: number): SeriesMatch {
+  const { series, counts } = found
   let slots = 0
-  for (const candidate of series) slots += candidate.counts[status] as number
+  for (const count of counts) slots += count
   let ids: string | undefined
   return {
-    series,
+    ...found,
     get ids() {
       ids ??= JSON.stringify(series.map((candidate) => candidate.id))
       return ids
@@ -88,6 +94,18 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
     get series() {
       return listed().series
     },
+    get counts() {
+      return listed().counts
+    },
+    get firsts() {
+      return listed().firsts
+    },
+    get traits() {
+      return listed().traits
+    },
+    get groupIds() {
+      return listed().groupIds
+    },
     get ids() {
       return listed().ids
     },
@@ -97,11 +115,22 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
   }
 }
 
-/** Per series of a match, in its order: how many of its slots match, and the first one's start (none: +Infinity). */
+/**
+ * Per series of a match, in its order: how many of its slots match, and the first one's start (none:
+ * +Infinity). Arrays, not typed arrays: made per search, a typed array's memory outside the heap cost more
+ * to get and to give back (a fifth of a grouped search's time went to collecting them).
+ */
 export interface Matched {
-  counts: Int32Array
-  nexts: Float64Array
+  counts: number[]
+  nexts: number[]
   total: number
+}
+
+/** An array of `length` times `value`, grown by push: `new Array(length)` past 100,000 is a dictionary. */
+function filled(length: number, value: number): number[] {
+  const list: number[] = []
+  for (let at = 0; at < length; at++) list.push(value)
+  return list
 }
 
 /**
@@ -111,18 +140,17 @@ export interface Matched {
  * or a window, costs a binary search per series, not a read of its slots.
  */
 export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: SlotFilters): Matched {
-  const { series, status } = match
+  const { series, status, firsts, counts: held } = match
   const { startAfter, startBefore } = filters
-  const counts = new Int32Array(series.length)
-  const nexts = new Float64Array(series.length).fill(Number.POSITIVE_INFINITY)
+  const counts = filled(series.length, 0)
+  const nexts = filled(series.length, Number.POSITIVE_INFINITY)
   let total = 0
   const partly: number[] = []
   for (let at = 0; at < series.length; at++) {
-    const one = series[at] as Series
-    const first = one.firsts[status] as number
+    const first = firsts[at] as number
     if (first === Number.POSITIVE_INFINITY) continue
     if (startBefore === undefined && (startAfter === undefined || first >= startAfter)) {
-      const count = one.counts[status] as number
+      const count = held[at] as number
       counts[at] = count
       nexts[at] = first
       total += count

@@ -1,5 +1,5 @@
 import type { AcceptingPatients, Coding, SlotStatus } from '../model.js'
-import { SLOT_STATUSES } from '../model.js'
+import { ACCEPTING_PATIENTS, SLOT_STATUSES } from '../model.js'
 
 export interface Series {
   id: number
@@ -25,8 +25,6 @@ export interface Series {
    */
   counts: Int32Array
   firsts: Float64Array
-  /** Bit `1 << status` set for each status it holds slots of: what a search tests first. */
-  holds: number
   online: boolean
   phone: boolean
   /** What answers show of it, as stored (summaries as JSON text, parsed once by summaries.ts). */
@@ -155,35 +153,69 @@ function hasAny(set: ReadonlySet<string>, values: readonly string[]): boolean {
  */
 export type IndexedFilter = 'state' | 'city' | 'npi' | 'serviceTypeCode' | 'specialty' | 'groupKey'
 
-/** Every condition of the filters, checked on one series; `met`, found through its index, is not checked again. */
-export function matches(series: Series, wanted: Wanted, met?: IndexedFilter): boolean {
-  if (wanted.publisher !== undefined && series.publisher !== wanted.publisher) return false
-  if (met !== 'state' && wanted.state !== undefined && series.state !== wanted.state) return false
-  if (met !== 'city' && wanted.city !== undefined && series.city !== wanted.city) return false
-  if (wanted.isVirtual !== undefined && series.isVirtual !== wanted.isVirtual) return false
-  if (wanted.appointmentType !== undefined && series.appointmentType !== wanted.appointmentType) return false
-  // A series that declares no patient type matches any requested value.
-  if (wanted.acceptingPatients !== undefined && series.accepting !== null) {
-    if (series.accepting !== wanted.acceptingPatients) return false
+/**
+ * What a search tests first of a series, in one number, so that testing thousands reads no object: bit
+ * `1 << status` for each status it holds slots of, then TRAIT's bits, then its patient type (1 + its place in
+ * ACCEPTING_PATIENTS; 0 when it declares none).
+ */
+export const TRAIT = { virtual: 1 << 4, online: 1 << 5, phone: 1 << 6 } as const
+const ACCEPTING_SHIFT = 8
+
+export function traitsOf(series: Series): number {
+  let traits = 0
+  series.counts.forEach((count, status) => {
+    if (count > 0) traits |= 1 << status
+  })
+  if (series.isVirtual) traits |= TRAIT.virtual
+  if (series.online) traits |= TRAIT.online
+  if (series.phone) traits |= TRAIT.phone
+  const accepting = series.accepting === null ? 0 : ACCEPTING_PATIENTS.indexOf(series.accepting) + 1
+  return traits | (accepting << ACCEPTING_SHIFT)
+}
+
+/** The conditions of the filters settled on a series' traits, as one test; undefined when there are none. */
+export function traitsTest(wanted: Wanted): ((traits: number) => boolean) | undefined {
+  const tests: ((traits: number) => boolean)[] = []
+  const { isVirtual, acceptingPatients } = wanted
+  if (isVirtual !== undefined) tests.push((traits) => ((traits & TRAIT.virtual) !== 0) === isVirtual)
+  if (acceptingPatients !== undefined) {
+    const code = ACCEPTING_PATIENTS.indexOf(acceptingPatients) + 1
+    // A series that declares no patient type matches any requested value.
+    tests.push((traits) => {
+      const declared = traits >>> ACCEPTING_SHIFT
+      return declared === 0 || declared === code
+    })
   }
-  if (met !== 'npi' && wanted.npi && !hasAny(series.npis, wanted.npi)) return false
-  if (
-    met !== 'serviceTypeCode' &&
-    wanted.serviceTypeCode &&
-    !hasAny(series.serviceCodes, wanted.serviceTypeCode)
-  )
-    return false
-  if (
-    met !== 'specialty' &&
-    wanted.specialtyCodes &&
-    wanted.specialtyTokens &&
-    !hasAny(series.specialtyCodes, wanted.specialtyCodes) &&
-    !hasAny(series.specialtyTokens, wanted.specialtyTokens)
-  ) {
-    return false
+  if (tests.length === 0) return undefined
+  return (traits) => tests.every((test) => test(traits))
+}
+
+/**
+ * The other conditions of the filters, left to check on a series once its publisher's lists found it
+ * (through `met`, whose condition holds; for group keys, the first one asked: every key is still checked),
+ * as one test; undefined when none is left, so that a search need not look at the series at all. The
+ * publisher is not among them: searches settle it per publisher.
+ */
+export function seriesTest(wanted: Wanted, met?: IndexedFilter): ((series: Series) => boolean) | undefined {
+  const tests: ((series: Series) => boolean)[] = []
+  const { state, city, appointmentType, npi, serviceTypeCode } = wanted
+  if (met !== 'state' && state !== undefined) tests.push((series) => series.state === state)
+  if (met !== 'city' && city !== undefined) tests.push((series) => series.city === city)
+  if (appointmentType !== undefined) tests.push((series) => series.appointmentType === appointmentType)
+  if (met !== 'npi' && npi) tests.push((series) => hasAny(series.npis, npi))
+  if (met !== 'serviceTypeCode' && serviceTypeCode)
+    tests.push((series) => hasAny(series.serviceCodes, serviceTypeCode))
+  const { specialtyCodes, specialtyTokens } = wanted
+  if (met !== 'specialty' && specialtyCodes && specialtyTokens) {
+    tests.push(
+      (series) =>
+        hasAny(series.specialtyCodes, specialtyCodes) || hasAny(series.specialtyTokens, specialtyTokens),
+    )
   }
-  for (const key of wanted.groupKeys) if (series.groupKey !== key) return false
-  return true
+  for (const key of wanted.groupKeys.slice(met === 'groupKey' ? 1 : 0))
+    tests.push((series) => series.groupKey === key)
+  if (tests.length === 0) return undefined
+  return (series) => tests.every((test) => test(series))
 }
 
 export interface SeriesRow {
@@ -236,11 +268,6 @@ export function toSeries(row: SeriesRow, part: number, group: GroupDetails, sync
         (first) => first ?? Number.POSITIVE_INFINITY,
       ),
     ),
-    holds:
-      (row.free_count > 0 ? 1 : 0) |
-      (row.busy_count > 0 ? 2 : 0) |
-      (row.unavailable_count > 0 ? 4 : 0) |
-      (row.tentative_count > 0 ? 8 : 0),
     online: row.online === 1,
     phone: row.phone === 1,
     scheduleId: row.schedule_id,

@@ -12,7 +12,7 @@ import {
   slotConditions,
   type SlotFilters,
 } from './matches.js'
-import type { SlotIndex } from './slotIndex.js'
+import { foundAt, type SlotIndex } from './slotIndex.js'
 import { masksBySync, type Series, type SeriesMask, SERVED_SERIES } from './series.js'
 import { firstMatches } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
@@ -189,7 +189,7 @@ function narrowed(
   match: SeriesMatch,
   filters: SlotFilters,
   page: Page,
-  nexts: () => Float64Array,
+  nexts: () => number[],
 ): { match: SeriesMatch; filters: SlotFilters } {
   const unchanged = { match, filters }
   const count = page.offset + page.limit
@@ -198,10 +198,7 @@ function narrowed(
   const first = firstMatches(nexts(), count)
   if (!first) return unchanged
   return {
-    match: listedMatch(
-      first.indexes.map((index) => match.series[index] as Series),
-      match.status,
-    ),
+    match: listedMatch(foundAt(match, first.indexes), match.status),
     filters: { ...filters, startBefore: first.before - 1 },
   }
 }

@@ -238,7 +238,7 @@ export function skipAhead(
  * `count` series have a match.
  */
 export function firstMatches(
-  nexts: Float64Array,
+  nexts: readonly number[],
   count: number,
 ): { indexes: number[]; before: number } | undefined {
   if (count > nexts.length) return undefined
@@ -256,7 +256,7 @@ export function firstMatches(
  * partitions): a page of 50 among thousands of series or groups needs that one value, not the whole order.
  * Reorders `values`.
  */
-export function nthSmallest(values: Float64Array, nth: number): number {
+export function nthSmallest(values: number[], nth: number): number {
   let lo = 0
   let hi = values.length - 1
   while (lo < hi) {
