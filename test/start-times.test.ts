@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { countBefore, firstMatches, HOUR_MS, skipAhead } from '../src/scheduling/search/startTimes.js'
+import {
+  countBefore,
+  firstMatches,
+  HOUR_MS,
+  skipAhead,
+  type StartLists,
+  wholeLists,
+} from '../src/scheduling/search/startTimes.js'
 
 /** A series' slot starts as search keeps them (src/scheduling/search/startTimes.ts), ascending. */
 const starts = (...list: number[]) => Float64Array.from(list)
@@ -48,18 +55,35 @@ describe('skipping whole hours of a deep page', () => {
       starts(at(10, 45), at(11, 1), at(11, 59), at(12), at(12, 30), at(13, 10)),
     ]
     const total = 2 + 4 + 4 + 2
-    expect(skipAhead(lists, [], total, at(10, 30), 5)).toEqual({ from: at(11), skipped: 2 })
-    expect(skipAhead(lists, [], total, at(10, 30), 6)).toEqual({ from: at(12), skipped: 6 })
-    expect(skipAhead(lists, [], total, at(10, 30), 11)).toEqual({ from: at(13), skipped: 10 })
+    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 5)).toEqual({ from: at(11), skipped: 2 })
+    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 6)).toEqual({ from: at(12), skipped: 6 })
+    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 11)).toEqual({ from: at(13), skipped: 10 })
     // Nothing to skip: the offset lies within the matches before the first whole hour.
-    expect(skipAhead(lists, [], total, at(10, 30), 1)).toBeUndefined()
+    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 1)).toBeUndefined()
   })
 
   it('sums whole sets of series from their histograms as it does single series', () => {
     const lists = [starts(at(4), at(5), at(5, 30), at(6)), starts(at(5, 59), at(6, 1))]
     const histogram = { first: 4, counts: Int32Array.from([1, 3, 2]) }
-    expect(skipAhead([], [histogram], 6, undefined, 4)).toEqual(skipAhead(lists, [], 6, undefined, 4))
-    expect(skipAhead([], [histogram], 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
+    expect(skipAhead(wholeLists([]), [histogram], 6, undefined, 4)).toEqual(
+      skipAhead(wholeLists(lists), [], 6, undefined, 4),
+    )
+    expect(skipAhead(wholeLists([]), [histogram], 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
+  })
+
+  it('reads each list as its range of a shared array', () => {
+    const lists = [starts(at(4), at(5), at(5, 30), at(6)), starts(at(5, 59), at(6, 1))]
+    // As a part keeps them: every series' starts end to end, with starts of others on either side.
+    const shared = starts(at(1), ...(lists[0] as Float64Array), ...(lists[1] as Float64Array), at(9))
+    const ranges: StartLists = (visit) => {
+      visit(shared, 1, 5)
+      visit(shared, 5, 7)
+    }
+    for (const offset of [1, 2, 3, 4, 5])
+      expect(skipAhead(ranges, [], 6, undefined, offset)).toEqual(
+        skipAhead(wholeLists(lists), [], 6, undefined, offset),
+      )
+    expect(skipAhead(ranges, [], 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
   })
 })
 

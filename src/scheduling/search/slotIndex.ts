@@ -5,7 +5,7 @@ import {
   type Histogram,
   loadStarts,
   skipAhead,
-  startsOfSeries,
+  wholeLists,
   type SyncStarts,
 } from './startTimes.js'
 import { SLOT_STATUSES } from '../model.js'
@@ -349,8 +349,14 @@ export class SlotIndex {
     offset: number,
   ): { from: number; skipped: number } | undefined {
     return series === undefined
-      ? skipAhead([], this.#servedHistograms(status), total, startAfter, offset)
-      : skipAhead(this.#startsOf(series, status), [], total, startAfter, offset)
+      ? skipAhead(wholeLists([]), this.#servedHistograms(status), total, startAfter, offset)
+      : skipAhead(
+          (visit) => this.#eachStarts(series, status, (_, starts, lo, hi) => visit(starts, lo, hi)),
+          [],
+          total,
+          startAfter,
+          offset,
+        )
   }
 
   /**
@@ -365,6 +371,22 @@ export class SlotIndex {
     through: number | undefined,
     visit: (nth: number, count: number, next: number) => void,
   ): void {
+    this.#eachStarts(series, status, (nth, starts, first, end) => {
+      const lo = from === undefined ? first : countBefore(starts, from, first, end)
+      const hi = through === undefined ? end : countBefore(starts, through + 1, first, end)
+      if (hi > lo) visit(nth, hi - lo, starts[lo] as number)
+    })
+  }
+
+  /**
+   * Visits each of these served series that has starts of the status, by its place in the list, with its
+   * part's starts and the range of them that are its own, as of the last refresh.
+   */
+  #eachStarts(
+    series: Series[],
+    status: number,
+    visit: (nth: number, starts: Float64Array, lo: number, hi: number) => void,
+  ): void {
     let sync: SyncStarts | undefined
     let publisher: string | undefined
     for (let nth = 0; nth < series.length; nth++) {
@@ -376,27 +398,8 @@ export class SlotIndex {
       }
       const index = sync ? entry.id - sync.lo : -1
       if (!sync || index < 0 || index + 1 >= sync.at.length) continue
-      const { at, starts } = sync
-      const first = at[index] as number
-      const end = at[index + 1] as number
-      const lo = from === undefined ? first : countBefore(starts, from, first, end)
-      const hi = through === undefined ? end : countBefore(starts, through + 1, first, end)
-      if (hi > lo) visit(nth, hi - lo, starts[lo] as number)
+      visit(nth, sync.starts, sync.at[index] as number, sync.at[index + 1] as number)
     }
-  }
-
-  /** The slot starts of the status of each of these served series, as of the last refresh. */
-  #startsOf(series: Series[], status: number): Float64Array[] {
-    let starts: SyncStarts | undefined
-    let publisher: string | undefined
-    // A publisher's series are listed together: its starts are looked up where the publisher changes.
-    return series.map((entry) => {
-      if (entry.publisher !== publisher) {
-        publisher = entry.publisher
-        starts = this.#publishers.get(publisher)?.starts(this.db, status)
-      }
-      return starts ? startsOfSeries(starts, entry.id) : new Float64Array(0)
-    })
   }
 
   /** Every served series' slots of the status per start hour, summed per publisher, as of the last refresh. */

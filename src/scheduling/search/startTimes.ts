@@ -169,6 +169,40 @@ export function countBefore(starts: Float64Array, moment: number, from = 0, to =
 }
 
 /**
+ * Ascending lists of starts, each a range of a shared array (`starts[lo]` to `starts[hi - 1]`): `visit` is
+ * called with each. A series' starts are a range of its part's array; a view of each would be an object per
+ * series per search.
+ */
+export type StartLists = (visit: (starts: Float64Array, lo: number, hi: number) => void) => void
+
+/** Lists given whole, as ranges. */
+export const wholeLists =
+  (lists: readonly Float64Array[]): StartLists =>
+  (visit) => {
+    for (const list of lists) visit(list, 0, list.length)
+  }
+
+/**
+ * Adds to `hours` (hour `from` first) the starts from `starts[lo]` to `starts[hi - 1]`, ascending, that lie in
+ * it. Apart from its caller's closure, whose variables V8 reads from memory at each step: 1.6 times slower.
+ */
+function countByHour(hours: Int32Array, from: number, starts: Float64Array, lo: number, hi: number): void {
+  const fromMs = from * HOUR_MS
+  // From the last start back: a start in the hour of the one after it needs no division.
+  let hour = Number.POSITIVE_INFINITY
+  let hourStart = Number.POSITIVE_INFINITY
+  for (let index = hi - 1; index >= lo; index--) {
+    const start = starts[index] as number
+    if (start < fromMs) break
+    if (start < hourStart) {
+      hour = hourOf(start)
+      hourStart = hour * HOUR_MS
+    }
+    hours[hour - from] = (hours[hour - from] as number) + 1
+  }
+}
+
+/**
  * How far a page at `offset` of matches starting from `startAfter` (all matches when undefined; none
  * bounded by a latest start) can be skipped: a moment at or after `startAfter` and how many matches lie
  * between the two. `total` is the number of matches; `lists` hold each matching series' starts and
@@ -176,7 +210,7 @@ export function countBefore(starts: Float64Array, moment: number, from = 0, to =
  * when nothing can be skipped.
  */
 export function skipAhead(
-  lists: readonly Float64Array[],
+  lists: StartLists,
   histograms: readonly Histogram[],
   total: number,
   startAfter: number | undefined,
@@ -184,11 +218,11 @@ export function skipAhead(
 ): { from: number; skipped: number } | undefined {
   let last = Number.NEGATIVE_INFINITY
   let earliest = Number.POSITIVE_INFINITY
-  for (const list of lists) {
-    if (list.length === 0) continue
-    last = Math.max(last, hourOf(list[list.length - 1] as number))
-    earliest = Math.min(earliest, hourOf(list[0] as number))
-  }
+  lists((starts, lo, hi) => {
+    if (hi <= lo) return
+    last = Math.max(last, hourOf(starts[hi - 1] as number))
+    earliest = Math.min(earliest, hourOf(starts[lo] as number))
+  })
   for (const { first, counts } of histograms) {
     if (counts.length === 0) continue
     last = Math.max(last, first + counts.length - 1)
@@ -198,21 +232,7 @@ export function skipAhead(
   const from = startAfter === undefined ? earliest : Math.ceil(startAfter / HOUR_MS)
   if (!(last >= from) || last - from > MAX_SPAN_HOURS) return undefined
   const hours = new Int32Array(last - from + 1)
-  const fromMs = from * HOUR_MS
-  for (const list of lists) {
-    // From the last start back: a start in the hour of the one after it needs no division.
-    let hour = Number.POSITIVE_INFINITY
-    let hourStart = Number.POSITIVE_INFINITY
-    for (let index = list.length - 1; index >= 0; index--) {
-      const start = list[index] as number
-      if (start < fromMs) break
-      if (start < hourStart) {
-        hour = hourOf(start)
-        hourStart = hour * HOUR_MS
-      }
-      hours[hour - from] = (hours[hour - from] as number) + 1
-    }
-  }
+  lists((starts, lo, hi) => countByHour(hours, from, starts, lo, hi))
   for (const { first, counts } of histograms) {
     for (let hour = Math.max(first, from); hour < first + counts.length; hour++) {
       hours[hour - from] = (hours[hour - from] as number) + (counts[hour - first] as number)

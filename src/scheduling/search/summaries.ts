@@ -1,6 +1,19 @@
 import type { Coding } from '../model.js'
 
-export const iso = (ms: number) => new Date(ms).toISOString()
+/** Texts of moments kept at most; slots start and end on a few thousand quarter hours a month. */
+const KEPT_MOMENTS = 50_000
+const momentTexts = new Map<number, string>()
+
+/** A moment as ISO 8601 text; kept, as a page of slots formats 100 (half a microsecond each, anew). */
+export function iso(ms: number): string {
+  let text = momentTexts.get(ms)
+  if (text === undefined) {
+    if (momentTexts.size >= KEPT_MOMENTS) momentTexts.clear()
+    text = new Date(ms).toISOString()
+    momentTexts.set(ms, text)
+  }
+  return text
+}
 
 /** Distinct summaries kept parsed at most: about 10 MB of locations, providers and coding lists. */
 const KEPT_SUMMARIES = 20_000
