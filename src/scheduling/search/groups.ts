@@ -92,9 +92,9 @@ export function searchGroups(
   // The matching series of the page's groups only: a list for every group of a national search was made
   // and collected for a page of 50.
   const seriesOf = new Map(pageTallies.map((tally) => [tally.id, [] as Series[]]))
-  match.series.forEach((series, at) => {
-    if ((counts[at] as number) > 0) seriesOf.get(series.groupId)?.push(series)
-  })
+  for (let at = 0; at < counts.length; at++) {
+    if ((counts[at] as number) > 0) seriesOf.get(groupIds[at] as number)?.push(match.series[at] as Series)
+  }
 
   const groups = pageTallies.map((tally): GroupMatch => {
     // One series at least: the one that made the tally.

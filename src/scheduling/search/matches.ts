@@ -43,14 +43,11 @@ export function slotConditions(filters: SlotFilters): SlotConditions {
   return { slotSql: slot.join(' AND '), slotParams }
 }
 
-export interface SeriesMatch {
-  /** The matching series that hold slots of the asked status (for every served series: made on first use). */
-  readonly series: Series[]
-  /** Per series, in the same order: what the index packs of it (slotIndex.ts: Found). */
-  readonly counts: number[]
-  readonly firsts: number[]
-  readonly traits: number[]
-  readonly groupIds: number[]
+/**
+ * The matching series that hold slots of the asked status, with what the index packs of each (for every
+ * served series: made on first use).
+ */
+export interface SeriesMatch extends Readonly<Found> {
   /** Their ids as a JSON array, bound as one parameter (made on first use: for every series, a few ms). */
   readonly ids: string
   /** No series-level filter: every served series matches. */

@@ -21,10 +21,10 @@ export interface Series {
   accepting: AcceptingPatients | null
   /**
    * Per status, in SLOT_STATUSES order: how many slots, and the first one's start (epoch ms; +Infinity when
-   * none). Typed, so that a search reading them for thousands of series follows no pointer per number.
+   * none). Searches read them as the index packs them per publisher (slotIndex.ts), not from here.
    */
-  counts: Int32Array
-  firsts: Float64Array
+  counts: readonly number[]
+  firsts: readonly number[]
   online: boolean
   phone: boolean
   /** What answers show of it, as stored (summaries as JSON text, parsed once by summaries.ts). */
@@ -262,11 +262,9 @@ export function toSeries(row: SeriesRow, part: number, group: GroupDetails, sync
     specialtyTokens: new Set(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
     appointmentType: row.appointment_type,
     accepting: row.accepting,
-    counts: Int32Array.of(row.free_count, row.busy_count, row.unavailable_count, row.tentative_count),
-    firsts: Float64Array.of(
-      ...[row.free_first, row.busy_first, row.unavailable_first, row.tentative_first].map(
-        (first) => first ?? Number.POSITIVE_INFINITY,
-      ),
+    counts: [row.free_count, row.busy_count, row.unavailable_count, row.tentative_count],
+    firsts: [row.free_first, row.busy_first, row.unavailable_first, row.tentative_first].map(
+      (first) => first ?? Number.POSITIVE_INFINITY,
     ),
     online: row.online === 1,
     phone: row.phone === 1,

@@ -166,6 +166,17 @@ class PublisherSeries {
     if (wanted.groupKeys[0] !== undefined) consider('groupKey', [this.byGroupKey.get(wanted.groupKeys[0])])
     return { list, met }
   }
+
+  /**
+   * Whether the series at a place of the candidates meets the filters: first on its packed traits, then,
+   * for a filter neither `met` nor they settle, on the series itself.
+   */
+  tester(wanted: Wanted, met: IndexedFilter | undefined): (place: number) => boolean {
+    const packed = traitsTest(wanted)
+    const rest = seriesTest(wanted, met)
+    const { traits, all } = this
+    return (place) => (!packed || packed(traits[place] as number)) && (!rest || rest(all[place] as Series))
+  }
 }
 
 const NONE: number[] = []
@@ -174,10 +185,7 @@ const NONE: number[] = []
 function involves(slug: string, indexed: PublisherSeries, filters: SeriesFilters, wanted: Wanted): boolean {
   if (filters.publisher !== undefined && slug !== filters.publisher) return false
   const { list, met } = indexed.candidates(wanted)
-  const packed = traitsTest(wanted)
-  const rest = seriesTest(wanted, met)
-  const test = (place: number) =>
-    (!packed || packed(indexed.traits[place] as number)) && (!rest || rest(indexed.all[place] as Series))
+  const test = indexed.tester(wanted, met)
   if (list === undefined) return indexed.all.some((_, place) => test(place))
   return list.some(test)
 }
@@ -257,18 +265,16 @@ export class SlotIndex {
       return found
     }
     const wanted = wantedOf(filters)
-    const packed = traitsTest(wanted)
     for (const [slug, indexed] of this.#publishers) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
       // Not testing again what the index settled: a specialty's codes for each of 1,700 series cost half a
       // millisecond.
       const { list, met } = indexed.candidates(wanted)
-      const rest = seriesTest(wanted, met)
-      const { traits, all } = indexed
+      const meets = indexed.tester(wanted, met)
+      const { traits } = indexed
       const test = (place: number) => {
         const own = traits[place] as number
-        if (own & bit && (!packed || packed(own)) && (!rest || rest(all[place] as Series)))
-          take(indexed, place, own)
+        if (own & bit && meets(place)) take(indexed, place, own)
       }
       if (list === undefined) for (let place = 0; place < traits.length; place++) test(place)
       else for (const place of list) test(place)
