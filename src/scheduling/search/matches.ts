@@ -1,4 +1,5 @@
 import type { SlotStatus } from '../model.js'
+import { filled } from './arrays.js'
 import type { Found, SlotIndex } from './slotIndex.js'
 import { filtersNoSeries, type Series, type SeriesFilters, statusIndex } from './series.js'
 
@@ -121,13 +122,6 @@ export interface Matched {
   counts: number[]
   nexts: number[]
   total: number
-}
-
-/** An array of `length` times `value`, grown by push: `new Array(length)` past 100,000 is a dictionary. */
-function filled(length: number, value: number): number[] {
-  const list: number[] = []
-  for (let at = 0; at < length; at++) list.push(value)
-  return list
 }
 
 /**

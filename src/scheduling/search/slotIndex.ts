@@ -9,6 +9,7 @@ import {
   type SyncStarts,
 } from './startTimes.js'
 import { SLOT_STATUSES } from '../model.js'
+import { sized } from './arrays.js'
 import {
   filtersNoSeries,
   masksBySync,
@@ -234,6 +235,12 @@ export class SlotIndex {
   /** The served publishers' series, replaced (never changed) when one changes: what an answer was made from. */
   #served: ReadonlyMap<string, PublisherSeries> = new Map()
   #generation = -1
+  /**
+   * What a search found, as publisher and place, before it is copied out at its exact size: kept from one
+   * search to the next (searches run one at a time), so that finding allocates nothing.
+   */
+  readonly #foundIn: PublisherSeries[] = []
+  #foundAt = new Int32Array(1024)
 
   constructor(readonly db: Db) {}
 
@@ -244,26 +251,57 @@ export class SlotIndex {
    */
   match(filters: SeriesFilters, status: number): Found {
     this.refresh()
-    const found: Found = { series: [], counts: [], firsts: [], traits: [], groupIds: [] }
     const bit = 1 << status
-    const statuses = SLOT_STATUSES.length
-    const take = (indexed: PublisherSeries, place: number, traits: number) => {
-      found.series.push(indexed.all[place] as Series)
-      found.counts.push(indexed.counts[place * statuses + status] as number)
-      found.firsts.push(indexed.firsts[place * statuses + status] as number)
-      found.traits.push(traits)
-      found.groupIds.push(indexed.groupIds[place] as number)
+    let count = 0
+    const take = (indexed: PublisherSeries, place: number) => {
+      if (count === this.#foundAt.length) {
+        const grown = new Int32Array(count * 2)
+        grown.set(this.#foundAt)
+        this.#foundAt = grown
+      }
+      this.#foundIn[count] = indexed
+      this.#foundAt[count++] = place
     }
     if (filtersNoSeries(filters)) {
       for (const indexed of this.#publishers.values()) {
         const { traits } = indexed
-        for (let place = 0; place < traits.length; place++) {
-          const own = traits[place] as number
-          if (own & bit) take(indexed, place, own)
-        }
+        for (let place = 0; place < traits.length; place++)
+          if ((traits[place] as number) & bit) take(indexed, place)
       }
-      return found
+    } else this.#matchFiltered(filters, bit, take)
+    return this.#copyFound(count, status)
+  }
+
+  /** Each found series' entries, copied out of the scratch lists at the size found. */
+  #copyFound(count: number, status: number): Found {
+    const found: Found = {
+      series: sized(count),
+      counts: sized(count),
+      firsts: sized(count),
+      traits: sized(count),
+      groupIds: sized(count),
     }
+    const statuses = SLOT_STATUSES.length
+    for (let at = 0; at < count; at++) {
+      const indexed = this.#foundIn[at] as PublisherSeries
+      const place = this.#foundAt[at] as number
+      found.series[at] = indexed.all[place] as Series
+      found.counts[at] = indexed.counts[place * statuses + status] as number
+      found.firsts[at] = indexed.firsts[place * statuses + status] as number
+      found.traits[at] = indexed.traits[place] as number
+      found.groupIds[at] = indexed.groupIds[place] as number
+    }
+    // The scratch holds no publisher past the search (one let go is not kept by it), and keeps its room.
+    this.#foundIn.fill(undefined as unknown as PublisherSeries, 0, count)
+    return found
+  }
+
+  /** Hands `take` each served series that meets the series-level filters and holds slots of the status bit. */
+  #matchFiltered(
+    filters: SeriesFilters,
+    bit: number,
+    take: (indexed: PublisherSeries, place: number) => void,
+  ): void {
     const wanted = wantedOf(filters)
     for (const [slug, indexed] of this.#publishers) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
@@ -274,12 +312,11 @@ export class SlotIndex {
       const { traits } = indexed
       const test = (place: number) => {
         const own = traits[place] as number
-        if (own & bit && meets(place)) take(indexed, place, own)
+        if (own & bit && meets(place)) take(indexed, place)
       }
       if (list === undefined) for (let place = 0; place < traits.length; place++) test(place)
       else for (const place of list) test(place)
     }
-    return found
   }
 
   /**
