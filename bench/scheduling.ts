@@ -53,12 +53,24 @@ const LATER_DAYS = 10
 const later = () => FEED_START + LATER_DAYS * 86_400_000
 
 /** The mixed query set of the issue, built from the generator's own shape so every query has matches. */
+/** A moment as the API takes it: ISO 8601 with seconds and an offset. */
+const isoAt = (ms: number) => new Date(ms).toISOString()
+
+/**
+ * One query of each shape the cold goals name: filters alone and in pairs, lists (10 and 100 values), large
+ * match sets, grouped listings (up to ~8,000 groups), deep offsets (5,000 filtered; 50,000 and 1,000,000
+ * over everything), an explicit time window, no filter and an empty answer.
+ */
 function querySet(groupKey: string): [string, string][] {
   const { state, city } = locationOf(3, 7)
-  const npis = Array.from({ length: 10 }, (_, index) => npiOf(index * 5, index * 13, index % 3)).join(',')
+  const npiList = (length: number) =>
+    Array.from({ length }, (_, index) => npiOf(index * 5, index * 13, index % 3)).join(',')
+  const windowFrom = FEED_START + 3 * 86_400_000
+  const window = `startAfter=${isoAt(windowFrom)}&startBefore=${isoAt(windowFrom + 6 * 3_600_000)}`
   return [
     ['state + serviceTypeCode', `/v1/scheduling/slots?state=${state}&serviceTypeCode=${SERVICE_TYPES[4]}`],
-    ['npi list (10)', `/v1/scheduling/slots?npi=${npis}`],
+    ['npi list (10)', `/v1/scheduling/slots?npi=${npiList(10)}`],
+    ['npi list (100)', `/v1/scheduling/slots?npi=${npiList(100)}`],
     ['specialty', `/v1/scheduling/slots?specialty=${SPECIALTIES[7]}`],
     ['providerLocationKey', `/v1/scheduling/slots?providerLocationKey=${groupKey}`],
     ['city + isVirtual', `/v1/scheduling/slots?city=${encodeURIComponent(city)}&isVirtual=false`],
@@ -69,6 +81,15 @@ function querySet(groupKey: string): [string, string][] {
       `/v1/scheduling/actors?specialty=${SPECIALTIES[7]}&acceptingPatients=newpt`,
     ],
     ['no filter (all 1.6M free)', '/v1/scheduling/slots'],
+    ['window, no filter (6 h)', `/v1/scheduling/slots?${window}`],
+    ['deep offset 50,000', '/v1/scheduling/slots?offset=50000'],
+    ['deep offset 1,000,000', '/v1/scheduling/slots?offset=1000000'],
+    [
+      'grouped: 2 service types',
+      `/v1/scheduling/provider-locations?serviceTypeCode=${SERVICE_TYPES[4]},${SERVICE_TYPES[5]}`,
+    ],
+    // A real taxonomy code the generator never uses: nothing matches.
+    ['empty: specialty + state', `/v1/scheduling/slots?specialty=207Q00000X&state=${state}`],
   ]
 }
 

@@ -180,6 +180,7 @@ describe('unfiltered search from a moment', () => {
  */
 describe('filtered and grouped searches at any moment and in any window', () => {
   const FILTERS = [
+    { name: 'every series', filters: {}, sql: '1 = 1' },
     { name: 'one publisher', filters: { publisher: 'stu1' }, sql: "r.publisher = 'stu1'" },
     { name: 'in person', filters: { isVirtual: false }, sql: 'r.is_virtual = 0' },
   ] as const

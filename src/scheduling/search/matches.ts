@@ -160,18 +160,21 @@ export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: Slot
 
 /**
  * How many slots match, when no series need be looked at for it: no time asked (every slot of the matching
- * series), or every served series from now (the per-publisher tallies follow the clock). Undefined otherwise:
- * count with `matchedSlots`.
+ * series), or every served series at any time (per publisher: from now, the tallies that follow the clock;
+ * otherwise its served starts). Undefined otherwise: count with `matchedSlots`.
  */
 export function countBySeriesFigures(
   index: SlotIndex,
   match: SeriesMatch,
   filters: SlotFilters,
 ): number | undefined {
-  if (filters.startBefore !== undefined) return undefined
-  if (filters.startAfter === undefined) return match.slots
-  if (match.everySeries && filters.startsNow) return index.servedFrom(match.status, filters.startAfter).slots
-  return undefined
+  const { startAfter, startBefore } = filters
+  if (startAfter === undefined && startBefore === undefined) return match.slots
+  if (!match.everySeries) return undefined
+  // From now on, the tallies that follow the clock; any other time, the publishers' served starts.
+  if (filters.startsNow && startAfter !== undefined && startBefore === undefined)
+    return index.servedFrom(match.status, startAfter).slots
+  return index.servedWithin(match.status, startAfter, startBefore)
 }
 
 /**

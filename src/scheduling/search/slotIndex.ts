@@ -74,6 +74,8 @@ class PublisherSeries {
   readonly #tallies: (Tally | undefined)[] = []
   /** Per status: its series' slot starts, read by the first search that needs them (see startTimes.ts). */
   readonly #starts: (SyncStarts | undefined)[] = []
+  /** Per status: every served series' starts in one ascending array, made by the first search that asks. */
+  readonly #servedStarts: (Float64Array | undefined)[] = []
 
   constructor(readonly part: number) {}
 
@@ -112,6 +114,29 @@ class PublisherSeries {
       this.#starts[status] = starts
     }
     return starts
+  }
+
+  /**
+   * Its served slots of the status starting from `from` through `through` (undefined: unbounded): two
+   * binary searches in its served starts, sorted together once (a few ms for a national publisher's).
+   */
+  servedWithin(db: Db, status: number, from: number | undefined, through: number | undefined): number {
+    let sorted = this.#servedStarts[status]
+    if (!sorted) {
+      const { starts, at, lo } = this.starts(db, status)
+      const ranges = this.all.map((series) => [at[series.id - lo] ?? 0, at[series.id - lo + 1] ?? 0] as const)
+      sorted = new Float64Array(ranges.reduce((sum, [first, end]) => sum + (end - first), 0))
+      let cursor = 0
+      for (const [first, end] of ranges) {
+        sorted.set(starts.subarray(first, end), cursor)
+        cursor += end - first
+      }
+      sorted.sort()
+      this.#servedStarts[status] = sorted
+    }
+    const first = from === undefined ? 0 : countBefore(sorted, from)
+    const end = through === undefined ? sorted.length : countBefore(sorted, through + 1)
+    return Math.max(0, end - first)
   }
 
   add(series: Series) {
@@ -360,6 +385,17 @@ export class SlotIndex {
     this.refresh()
     let slots = 0
     for (const indexed of this.#publishers.values()) slots += indexed.statusSlots[status] as number
+    return slots
+  }
+
+  /**
+   * Slots of the status every served series holds starting from `from` through `through` (undefined:
+   * unbounded), as of the last refresh: what a window over every series counts, in microseconds.
+   */
+  servedWithin(status: number, from: number | undefined, through: number | undefined): number {
+    let slots = 0
+    for (const indexed of this.#publishers.values())
+      slots += indexed.servedWithin(this.db, status, from, through)
     return slots
   }
 
