@@ -4,9 +4,16 @@ import {
   firstMatches,
   HOUR_MS,
   skipAhead,
+  nthStart,
   type StartLists,
-  wholeLists,
 } from '../src/scheduling/search/startTimes.js'
+
+/** Lists given whole, as the ranges skipAhead reads. */
+const wholeLists =
+  (lists: readonly Float64Array[]): StartLists =>
+  (visit) => {
+    for (const list of lists) visit(list, 0, list.length)
+  }
 
 /** A series' slot starts as search keeps them (src/scheduling/search/startTimes.ts), ascending. */
 const starts = (...list: number[]) => Float64Array.from(list)
@@ -55,20 +62,11 @@ describe('skipping whole hours of a deep page', () => {
       starts(at(10, 45), at(11, 1), at(11, 59), at(12), at(12, 30), at(13, 10)),
     ]
     const total = 2 + 4 + 4 + 2
-    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 5)).toEqual({ from: at(11), skipped: 2 })
-    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 6)).toEqual({ from: at(12), skipped: 6 })
-    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 11)).toEqual({ from: at(13), skipped: 10 })
+    expect(skipAhead(wholeLists(lists), total, at(10, 30), 5)).toEqual({ from: at(11), skipped: 2 })
+    expect(skipAhead(wholeLists(lists), total, at(10, 30), 6)).toEqual({ from: at(12), skipped: 6 })
+    expect(skipAhead(wholeLists(lists), total, at(10, 30), 11)).toEqual({ from: at(13), skipped: 10 })
     // Nothing to skip: the offset lies within the matches before the first whole hour.
-    expect(skipAhead(wholeLists(lists), [], total, at(10, 30), 1)).toBeUndefined()
-  })
-
-  it('sums whole sets of series from their histograms as it does single series', () => {
-    const lists = [starts(at(4), at(5), at(5, 30), at(6)), starts(at(5, 59), at(6, 1))]
-    const histogram = { first: 4, counts: Int32Array.from([1, 3, 2]) }
-    expect(skipAhead(wholeLists([]), [histogram], 6, undefined, 4)).toEqual(
-      skipAhead(wholeLists(lists), [], 6, undefined, 4),
-    )
-    expect(skipAhead(wholeLists([]), [histogram], 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
+    expect(skipAhead(wholeLists(lists), total, at(10, 30), 1)).toBeUndefined()
   })
 
   it('reads each list as its range of a shared array', () => {
@@ -80,10 +78,37 @@ describe('skipping whole hours of a deep page', () => {
       visit(shared, 5, 7)
     }
     for (const offset of [1, 2, 3, 4, 5])
-      expect(skipAhead(ranges, [], 6, undefined, offset)).toEqual(
-        skipAhead(wholeLists(lists), [], 6, undefined, offset),
+      expect(skipAhead(ranges, 6, undefined, offset)).toEqual(
+        skipAhead(wholeLists(lists), 6, undefined, offset),
       )
-    expect(skipAhead(ranges, [], 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
+    expect(skipAhead(ranges, 6, undefined, 4)).toEqual({ from: at(6), skipped: 4 })
+  })
+})
+
+describe('the match at an offset over every series', () => {
+  it('starts where a sort of every start from the moment puts it, and skips the matches before that start', () => {
+    let seed = 11
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647
+    for (let round = 0; round < 200; round++) {
+      // Quarter hours, so that starts repeat within a list and across lists as they do in feeds.
+      const lists = Array.from({ length: 1 + Math.floor(random() * 5) }, () =>
+        starts(
+          ...Array.from({ length: Math.floor(random() * 30) }, () => at(Math.floor(random() * 48) / 4)).sort(
+            (a, b) => a - b,
+          ),
+        ),
+      )
+      const startAfter = random() < 0.3 ? undefined : at(Math.floor(random() * 48) / 4)
+      const all = lists
+        .flatMap((list) => [...list])
+        .filter((start) => startAfter === undefined || start >= startAfter)
+      all.sort((a, b) => a - b)
+      const offset = Math.floor(random() * (all.length + 2))
+      const from = all[offset]
+      const skipped = from === undefined ? 0 : all.filter((start) => start < from).length
+      const expected = from === undefined || skipped === 0 ? undefined : { from, skipped }
+      expect({ round, found: nthStart(lists, startAfter, offset) }).toEqual({ round, found: expected })
+    }
   })
 })
 

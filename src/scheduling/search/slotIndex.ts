@@ -2,10 +2,10 @@ import type { Db } from '../../db/open.js'
 import { type Tally, tallyAt } from './startTally.js'
 import {
   countBefore,
-  type Histogram,
   loadStarts,
+  nthStart,
   skipAhead,
-  wholeLists,
+  startsTogether,
   type SyncStarts,
 } from './startTimes.js'
 import { SLOT_STATUSES } from '../model.js'
@@ -103,41 +103,32 @@ class PublisherSeries {
     if (!starts) {
       const [served] = this.members()
       starts = served
-        ? loadStarts(
-            db,
-            served,
-            status,
-            this.all.map((series) => series.id),
-          )
-        : {
-            lo: 0,
-            at: new Int32Array(0),
-            starts: new Float64Array(0),
-            served: { first: 0, counts: new Int32Array(0) },
-          }
+        ? loadStarts(db, served, status)
+        : { lo: 0, at: new Int32Array(0), starts: new Float64Array(0) }
       this.#starts[status] = starts
     }
     return starts
   }
 
-  /**
-   * Its served slots of the status starting from `from` through `through` (undefined: unbounded): two
-   * binary searches in its served starts, sorted together once (a few ms for a national publisher's).
-   */
-  servedWithin(db: Db, status: number, from: number | undefined, through: number | undefined): number {
+  /** Its served series' starts of the status together, ascending: made once, a few ms for a national publisher. */
+  servedStarts(db: Db, status: number): Float64Array {
     let sorted = this.#servedStarts[status]
     if (!sorted) {
-      const { starts, at, lo } = this.starts(db, status)
-      const ranges = this.all.map((series) => [at[series.id - lo] ?? 0, at[series.id - lo + 1] ?? 0] as const)
-      sorted = new Float64Array(ranges.reduce((sum, [first, end]) => sum + (end - first), 0))
-      let cursor = 0
-      for (const [first, end] of ranges) {
-        sorted.set(starts.subarray(first, end), cursor)
-        cursor += end - first
-      }
-      sorted.sort()
+      sorted = startsTogether(
+        this.starts(db, status),
+        this.all.map((series) => series.id),
+      )
       this.#servedStarts[status] = sorted
     }
+    return sorted
+  }
+
+  /**
+   * Its served slots of the status starting from `from` through `through` (undefined: unbounded): two
+   * binary searches in its served starts.
+   */
+  servedWithin(db: Db, status: number, from: number | undefined, through: number | undefined): number {
+    const sorted = this.servedStarts(db, status)
     const first = from === undefined ? 0 : countBefore(sorted, from)
     const end = through === undefined ? sorted.length : countBefore(sorted, through + 1)
     return Math.max(0, end - first)
@@ -440,7 +431,8 @@ export class SlotIndex {
 
   /**
    * Where a deep page of matches starting from `startAfter` can begin (startTimes.ts): a later moment and how
-   * many of the `total` matches lie before it. `series` undefined: every served series matches.
+   * many of the `total` matches lie before it. `series` undefined: every served series matches, and the
+   * moment is the very start of the match at the offset (from every publisher's served starts).
    */
   skipAhead(
     series: Series[] | undefined,
@@ -449,15 +441,16 @@ export class SlotIndex {
     startAfter: number | undefined,
     offset: number,
   ): { from: number; skipped: number } | undefined {
-    return series === undefined
-      ? skipAhead(wholeLists([]), this.#servedHistograms(status), total, startAfter, offset)
-      : skipAhead(
-          (visit) => this.#eachStarts(series, status, (_, starts, lo, hi) => visit(starts, lo, hi)),
-          [],
-          total,
-          startAfter,
-          offset,
-        )
+    if (series === undefined) {
+      const lists = [...this.#publishers.values()].map((indexed) => indexed.servedStarts(this.db, status))
+      return nthStart(lists, startAfter, offset)
+    }
+    return skipAhead(
+      (visit) => this.#eachStarts(series, status, (_, starts, lo, hi) => visit(starts, lo, hi)),
+      total,
+      startAfter,
+      offset,
+    )
   }
 
   /**
@@ -501,11 +494,6 @@ export class SlotIndex {
       if (!sync || index < 0 || index + 1 >= sync.at.length) continue
       visit(nth, sync.starts, sync.at[index] as number, sync.at[index + 1] as number)
     }
-  }
-
-  /** Every served series' slots of the status per start hour, summed per publisher, as of the last refresh. */
-  #servedHistograms(status: number): Histogram[] {
-    return [...this.#publishers.values()].map((indexed) => indexed.starts(this.db, status).served)
   }
 
   /** Every served series as members of its part, as of the last refresh. */

@@ -10,7 +10,8 @@ import { SLOTS_BY_SERIES } from '../schema.js'
  *   (a search from now once time has passed many slots: a feed synced days ago, or a window);
  * - where a deep page's matches lie: summing the matching series' starts per hour tells how many matches
  *   start before each hour, so the walk can start at the last hour that does not pass the offset, with the
- *   offset less the matches before it (skipAhead);
+ *   offset less the matches before it (skipAhead); over every series, each publisher's served starts sorted
+ *   together tell the very start of the match at the offset (nthStart);
  * - which few series can hold the first page of matches spread over many series, and before when
  *   (firstMatches).
  */
@@ -20,22 +21,15 @@ export const HOUR_MS = 3_600_000
 /** Hours from the first to the last counted slot past which a page walks instead (a feed's stray year). */
 const MAX_SPAN_HOURS = 2 * 366 * 24
 
-/** Slots per hour from hour `first` on. */
-export interface Histogram {
-  first: number
-  counts: Int32Array
-}
-
 /**
- * One part's slots of one status: every series' starts end to end, ascending within each, and the served
- * series' per hour. Series `id`'s starts are `starts[at[id - lo]]` up to `starts[at[id - lo + 1]]`: one array
- * per part, so that a search over a thousand series reads memory in a few places rather than a thousand.
+ * One part's slots of one status: every series' starts end to end, ascending within each. Series `id`'s
+ * starts are `starts[at[id - lo]]` up to `starts[at[id - lo + 1]]`: one array per part, so that a search over
+ * a thousand series reads memory in a few places rather than a thousand.
  */
 export interface SyncStarts {
   lo: number
   at: Int32Array
   starts: Float64Array
-  served: Histogram
 }
 
 const NO_STARTS = new Float64Array(0)
@@ -119,38 +113,65 @@ function packed(lo: number, hi: number, rows: ReadStarts): { at: Int32Array; sta
   return { at, starts }
 }
 
-/**
- * The starts of the slots of the status of a part's series with ids from `lo` to `hi`; `served` names the
- * series its histogram sums.
- */
+/** The starts of the slots of the status of a part's series with ids from `lo` to `hi`. */
 export function loadStarts(
   db: Db,
   part: { part: number; lo: number; hi: number },
   status: number,
-  served: Iterable<number>,
 ): SyncStarts {
   const rows = storedStarts(db, part, status) ?? startsFromSlots(db, part, status)
-  const unsummed = {
-    lo: part.lo,
-    ...packed(part.lo, part.hi, rows),
-    served: { first: 0, counts: new Int32Array(0) },
+  return { lo: part.lo, ...packed(part.lo, part.hi, rows) }
+}
+
+/** The starts of these series of a part, together in one ascending array. */
+export function startsTogether(sync: SyncStarts, ids: readonly number[]): Float64Array {
+  const lists = ids.map((id) => startsOfSeries(sync, id))
+  const together = new Float64Array(lists.reduce((sum, list) => sum + list.length, 0))
+  let cursor = 0
+  for (const list of lists) {
+    together.set(list, cursor)
+    cursor += list.length
   }
-  let first = Number.POSITIVE_INFINITY
-  let last = Number.NEGATIVE_INFINITY
-  const servedLists = [...served].map((id) => startsOfSeries(unsummed, id)).filter((list) => list.length > 0)
-  for (const list of servedLists) {
-    first = Math.min(first, hourOf(list[0] as number))
-    last = Math.max(last, hourOf(list[list.length - 1] as number))
+  return together.sort()
+}
+
+/**
+ * Where the match at `offset` (from 0) among the starts of ascending `lists` from `startAfter` on lies: its
+ * start, and how many matches start before it (the walk then skips only those sharing its start). A binary
+ * search over the time, counting by a binary search in each list. Undefined when there are not that many
+ * matches, or none to skip.
+ */
+export function nthStart(
+  lists: readonly Float64Array[],
+  startAfter: number | undefined,
+  offset: number,
+): { from: number; skipped: number } | undefined {
+  const begins = lists.map((list) => (startAfter === undefined ? 0 : countBefore(list, startAfter)))
+  /** Matches starting before `moment`. */
+  const before = (moment: number) => {
+    let count = 0
+    lists.forEach((list, nth) => {
+      count += countBefore(list, moment, begins[nth]) - (begins[nth] as number)
+    })
+    return count
   }
-  if (servedLists.length === 0 || last - first > MAX_SPAN_HOURS) return unsummed
-  const counts = new Int32Array(last - first + 1)
-  for (const list of servedLists) {
-    for (const start of list) {
-      const hour = hourOf(start) - first
-      counts[hour] = (counts[hour] as number) + 1
-    }
+  let lo = Number.POSITIVE_INFINITY
+  let hi = Number.NEGATIVE_INFINITY
+  lists.forEach((list, nth) => {
+    const begin = begins[nth] as number
+    if (begin >= list.length) return
+    lo = Math.min(lo, list[begin] as number)
+    hi = Math.max(hi, list[list.length - 1] as number)
+  })
+  if (!(hi >= lo) || before(hi + 1) <= offset) return undefined
+  // The earliest start at or before which more than `offset` matches start: starts are whole milliseconds.
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2)
+    if (before(mid + 1) > offset) hi = mid
+    else lo = mid + 1
   }
-  return { ...unsummed, served: { first, counts } }
+  const skipped = before(lo)
+  return skipped === 0 ? undefined : { from: lo, skipped }
 }
 
 /**
@@ -175,13 +196,6 @@ export function countBefore(starts: Float64Array, moment: number, from = 0, to =
  */
 export type StartLists = (visit: (starts: Float64Array, lo: number, hi: number) => void) => void
 
-/** Lists given whole, as ranges. */
-export const wholeLists =
-  (lists: readonly Float64Array[]): StartLists =>
-  (visit) => {
-    for (const list of lists) visit(list, 0, list.length)
-  }
-
 /**
  * Adds to `hours` (hour `from` first) the starts from `starts[lo]` to `starts[hi - 1]`, ascending, that lie in
  * it. Apart from its caller's closure, whose variables V8 reads from memory at each step: 1.6 times slower.
@@ -205,13 +219,11 @@ function countByHour(hours: Int32Array, from: number, starts: Float64Array, lo: 
 /**
  * How far a page at `offset` of matches starting from `startAfter` (all matches when undefined; none
  * bounded by a latest start) can be skipped: a moment at or after `startAfter` and how many matches lie
- * between the two. `total` is the number of matches; `lists` hold each matching series' starts and
- * `histograms` those of whole sets of matching series, together every match exactly once. Undefined
+ * between the two. `total` is the number of matches; `lists` hold each matching series' starts. Undefined
  * when nothing can be skipped.
  */
 export function skipAhead(
   lists: StartLists,
-  histograms: readonly Histogram[],
   total: number,
   startAfter: number | undefined,
   offset: number,
@@ -223,21 +235,11 @@ export function skipAhead(
     last = Math.max(last, hourOf(starts[hi - 1] as number))
     earliest = Math.min(earliest, hourOf(starts[lo] as number))
   })
-  for (const { first, counts } of histograms) {
-    if (counts.length === 0) continue
-    last = Math.max(last, first + counts.length - 1)
-    earliest = Math.min(earliest, first)
-  }
   // The first hour that starts at or after `startAfter`: matches before it are counted by subtraction.
   const from = startAfter === undefined ? earliest : Math.ceil(startAfter / HOUR_MS)
   if (!(last >= from) || last - from > MAX_SPAN_HOURS) return undefined
   const hours = new Int32Array(last - from + 1)
   lists((starts, lo, hi) => countByHour(hours, from, starts, lo, hi))
-  for (const { first, counts } of histograms) {
-    for (let hour = Math.max(first, from); hour < first + counts.length; hour++) {
-      hours[hour - from] = (hours[hour - from] as number) + (counts[hour - first] as number)
-    }
-  }
   let skipped = total
   for (const count of hours) skipped -= count
   if (skipped > offset) return undefined
