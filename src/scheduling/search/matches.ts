@@ -13,7 +13,7 @@ export interface SlotFilters extends SeriesFilters {
   status: SlotStatus
   /** Epoch ms; slots starting at or after. */
   startAfter?: number
-  /** `startAfter` is the request's own moment (no explicit value), which the per-publisher tallies follow. */
+  /** `startAfter` is the request's own moment (no explicit value): an answer holds until the next start. */
   startsNow?: boolean
   /** Epoch ms; slots starting at or before. */
   startBefore?: number
@@ -160,8 +160,8 @@ export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: Slot
 
 /**
  * How many slots match, when no series need be looked at for it: no time asked (every slot of the matching
- * series), or every served series at any time (per publisher: from now, the tallies that follow the clock;
- * otherwise its served starts). Undefined otherwise: count with `matchedSlots`.
+ * series), or every served series at any time (each publisher's served starts). Undefined otherwise: count
+ * with `matchedSlots`.
  */
 export function countBySeriesFigures(
   index: SlotIndex,
@@ -171,9 +171,6 @@ export function countBySeriesFigures(
   const { startAfter, startBefore } = filters
   if (startAfter === undefined && startBefore === undefined) return match.slots
   if (!match.everySeries) return undefined
-  // From now on, the tallies that follow the clock; any other time, the publishers' served starts.
-  if (filters.startsNow && startAfter !== undefined && startBefore === undefined)
-    return index.servedFrom(match.status, startAfter).slots
   return index.servedWithin(match.status, startAfter, startBefore)
 }
 
@@ -184,5 +181,5 @@ export function countBySeriesFigures(
 export function answerHoldsThrough(index: SlotIndex, filters: SlotFilters, now: number): number | undefined {
   if (!filters.startsNow) return undefined
   // The first served slot of the status from now on, whatever the filters: no match can start before it.
-  return index.servedFrom(statusIndex(filters.status), now).next ?? undefined
+  return index.servedNext(statusIndex(filters.status), now)
 }

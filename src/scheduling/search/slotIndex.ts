@@ -1,5 +1,4 @@
 import type { Db } from '../../db/open.js'
-import { type Tally, tallyAt } from './startTally.js'
 import {
   countBefore,
   loadStarts,
@@ -38,8 +37,8 @@ import {
  *
  * A sync writes its slots under a number of its own, its part (`sched_slots.part`, from a counter that never
  * goes back): a search over several publishers merges their parts in start order. The index is the one
- * facade of what search knows beyond the tables: the series, and per part the served slots counted from a
- * moment (startTally.ts) and each series' slot starts (startTimes.ts).
+ * facade of what search knows beyond the tables: the series, and per part each series' slot starts and the
+ * served ones sorted together (startTimes.ts).
  */
 
 const NONE: number[] = []
@@ -72,8 +71,6 @@ class PublisherSeries {
   readonly byGroupKey = new Map<string, number[]>()
 
   #members: SeriesMask[] | undefined
-  /** Per status: its slots counted at the moment of the last search from a moment (see startTally.ts). */
-  readonly #tallies: (Tally | undefined)[] = []
   /** Per status: its series' slot starts, read by the first search that needs them (see startTimes.ts). */
   readonly #starts: (SyncStarts | undefined)[] = []
   /** A mark per place, all clear between searches: what a union of lists is taken with. */
@@ -87,15 +84,6 @@ class PublisherSeries {
   members(): SeriesMask[] {
     this.#members ??= masksBySync(this.all)
     return this.#members
-  }
-
-  /** Its slots of the status from `moment` on, kept for the next search; undefined when it serves none. */
-  tally(db: Db, status: number, moment: number): Tally | undefined {
-    const [served] = this.members()
-    if (served === undefined) return undefined
-    const tally = tallyAt(db, served, status, moment, this.#tallies[status])
-    this.#tallies[status] = tally
-    return tally
   }
 
   starts(db: Db, status: number): SyncStarts {
@@ -216,21 +204,45 @@ class PublisherSeries {
 
   /**
    * Whether the series at a place of the candidates meets the filters: first on its packed traits, then,
-   * for a filter neither `met` nor they settle, on the series itself.
+   * for a filter neither its lists nor they settle, on the series itself.
    */
-  tester(wanted: Wanted, met: IndexedFilter | undefined): (place: number) => boolean {
-    const packed = traitsTest(wanted)
-    const rest = seriesTest(wanted, met)
+  tester({ packed, rest }: FilterTests): (place: number) => boolean {
     const { traits, all } = this
     return (place) => (!packed || packed(traits[place] as number)) && (!rest || rest(all[place] as Series))
   }
 }
 
+/** The tests of a search's filters once its candidates are found through `met` (series.ts). */
+interface FilterTests {
+  packed: ((traits: number) => boolean) | undefined
+  rest: ((series: Series) => boolean) | undefined
+}
+
+/** The filters' tests, made once per search and per filter the lists met, not once per publisher. */
+function filterTests(wanted: Wanted): (met: IndexedFilter | undefined) => FilterTests {
+  const packed = traitsTest(wanted)
+  const byMet = new Map<IndexedFilter | undefined, FilterTests>()
+  return (met) => {
+    let tests = byMet.get(met)
+    if (!tests) {
+      tests = { packed, rest: seriesTest(wanted, met) }
+      byMet.set(met, tests)
+    }
+    return tests
+  }
+}
+
 /** Whether any of the publisher's series matches the filters. */
-function involves(slug: string, indexed: PublisherSeries, filters: SeriesFilters, wanted: Wanted): boolean {
+function involves(
+  slug: string,
+  indexed: PublisherSeries,
+  filters: SeriesFilters,
+  wanted: Wanted,
+  testsFor: (met: IndexedFilter | undefined) => FilterTests,
+): boolean {
   if (filters.publisher !== undefined && slug !== filters.publisher) return false
   const { list, met } = indexed.candidates(wanted)
-  const test = indexed.tester(wanted, met)
+  const test = indexed.tester(testsFor(met))
   if (list === undefined) return indexed.all.some((_, place) => test(place))
   return list.some(test)
 }
@@ -341,12 +353,13 @@ export class SlotIndex {
     take: (indexed: PublisherSeries, place: number) => void,
   ): void {
     const wanted = wantedOf(filters)
+    const testsFor = filterTests(wanted)
     for (const [slug, indexed] of this.#publishers) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
       // Not testing again what the index settled: a specialty's codes for each of 1,700 series cost half a
       // millisecond.
       const { list, met } = indexed.candidates(wanted)
-      const meets = indexed.tester(wanted, met)
+      const meets = indexed.tester(testsFor(met))
       const { traits } = indexed
       const test = (place: number) => {
         const own = traits[place] as number
@@ -374,8 +387,9 @@ export class SlotIndex {
       if (now === made) return true
       if (filtersNoSeries(filters)) return false
       const wanted = wantedOf(filters)
+      const testsFor = filterTests(wanted)
       const matchedIn = (slug: string, indexed: PublisherSeries | undefined) =>
-        indexed !== undefined && involves(slug, indexed, filters, wanted)
+        indexed !== undefined && involves(slug, indexed, filters, wanted, testsFor)
       for (const slug of new Set([...made.keys(), ...now.keys()])) {
         const before = made.get(slug)
         const after = now.get(slug)
@@ -413,20 +427,18 @@ export class SlotIndex {
   }
 
   /**
-   * What a search from `moment` over every served series needs: how many slots of the status start at or
-   * after it, and the first such start (null when none is left).
+   * The first start of a served slot of the status at or after `moment` (undefined when none is left), after
+   * bringing changed publishers up to date: a binary search in each publisher's served starts.
    */
-  servedFrom(status: number, moment: number): { slots: number; next: number | null } {
+  servedNext(status: number, moment: number): number | undefined {
     this.refresh()
-    let slots = 0
-    let next: number | null = null
+    let next: number | undefined
     for (const indexed of this.#publishers.values()) {
-      const tally = indexed.tally(this.db, status, moment)
-      if (!tally) continue
-      slots += (indexed.statusSlots[status] as number) - tally.before
-      if (tally.next !== null && (next === null || tally.next < next)) next = tally.next
+      const sorted = indexed.servedStarts(this.db, status)
+      const first = sorted[countBefore(sorted, moment)]
+      if (first !== undefined && (next === undefined || first < next)) next = first
     }
-    return { slots, next }
+    return next
   }
 
   /**
