@@ -1,7 +1,7 @@
 import type { SlotStatus } from '../model.js'
 import { filled } from './arrays.js'
 import type { Found, SlotIndex } from './slotIndex.js'
-import { filtersNoSeries, type Series, type SeriesFilters, statusIndex } from './series.js'
+import { filtersNoSeries, type SeriesFilters, statusIndex } from './series.js'
 
 /**
  * Which served series a search matches, and how many of their slots: what every listing (slots, groups)
@@ -78,7 +78,7 @@ export function listedMatch(found: Found, status: number): SeriesMatch {
 
 export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch | undefined {
   const status = statusIndex(filters.status)
-  const holding = () => index.match(filters, status)
+  const holding = () => index.match(filters, status, filters.startAfter)
   if (!filtersNoSeries(filters)) {
     const match = listedMatch(holding(), status)
     return match.slots === 0 ? undefined : match
@@ -101,8 +101,18 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
     get traits() {
       return listed().traits
     },
-    get groupIds() {
-      return listed().groupIds
+    get groups() {
+      return listed().groups
+    },
+    get groupSpan() {
+      return listed().groupSpan
+    },
+    from: filters.startAfter,
+    get countsFrom() {
+      return listed().countsFrom
+    },
+    get firstsFrom() {
+      return listed().firstsFrom
     },
     get ids() {
       return listed().ids
@@ -116,7 +126,8 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
 /**
  * Per series of a match, in its order: how many of its slots match, and the first one's start (none:
  * +Infinity). Arrays, not typed arrays: made per search, a typed array's memory outside the heap cost more
- * to get and to give back (a fifth of a grouped search's time went to collecting them).
+ * to get and to give back (a fifth of a grouped search's time went to collecting them). Read-only: they
+ * may be the match's own.
  */
 export interface Matched {
   counts: number[]
@@ -125,32 +136,22 @@ export interface Matched {
 }
 
 /**
- * Each matching series' matches and first match. A series whose slots of the status all lie in the asked
- * time (its first from `startAfter` on, no `startBefore`) is settled from its figures; any other from its
- * slot starts (startTimes.ts), whatever the number of slots: a search from now over a feed synced days ago,
- * or a window, costs a binary search per series, not a read of its slots.
+ * Each matching series' matches and first match. From a moment on (no `startBefore`), as the match found
+ * them; in a window, or from another moment, from each series' slot starts (startTimes.ts): a binary search
+ * per series whatever the number of slots, not a read of its slots.
  */
 export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: SlotFilters): Matched {
-  const { series, status, firsts, counts: held } = match
+  const { series, status } = match
   const { startAfter, startBefore } = filters
+  if (startBefore === undefined && startAfter === match.from) {
+    let total = 0
+    for (const count of match.countsFrom) total += count
+    return { counts: match.countsFrom, nexts: match.firstsFrom, total }
+  }
   const counts = filled(series.length, 0)
   const nexts = filled(series.length, Number.POSITIVE_INFINITY)
   let total = 0
-  const partly: number[] = []
-  for (let at = 0; at < series.length; at++) {
-    const first = firsts[at] as number
-    if (first === Number.POSITIVE_INFINITY) continue
-    if (startBefore === undefined && (startAfter === undefined || first >= startAfter)) {
-      const count = held[at] as number
-      counts[at] = count
-      nexts[at] = first
-      total += count
-    } else partly.push(at)
-  }
-  if (partly.length === 0) return { counts, nexts, total }
-  const started = partly.map((at) => series[at] as Series)
-  index.eachWithin(started, status, startAfter, startBefore, (nth, count, next) => {
-    const at = partly[nth] as number
+  index.eachWithin(series, status, startAfter, startBefore, (at, count, next) => {
     counts[at] = count
     nexts[at] = next
     total += count

@@ -278,7 +278,7 @@ export function firstMatches(
  * partitions): a page of 50 among thousands of series or groups needs that one value, not the whole order.
  * Reorders `values`.
  */
-export function nthSmallest(values: number[], nth: number): number {
+export function nthSmallest(values: number[] | Float64Array, nth: number): number {
   let lo = 0
   let hi = values.length - 1
   while (lo < hi) {

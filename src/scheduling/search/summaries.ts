@@ -39,8 +39,23 @@ class ParsedSummaries {
 
 export const summaries = new ParsedSummaries()
 
+/** Each parsed list's codings once each, kept with the list: most groups on a page have a single series. */
+const distinct = new WeakMap<Coding[], Coding[]>()
+
+/** The codings of the lists once each (by system and code), in the order first met. Read-only: may be kept. */
 export function union(lists: Coding[][]): Coding[] {
+  const [only] = lists
+  if (lists.length !== 1 || !only) return distinctOf(lists.flat())
+  let kept = distinct.get(only)
+  if (!kept) {
+    kept = distinctOf(only)
+    distinct.set(only, kept)
+  }
+  return kept
+}
+
+function distinctOf(codings: Coding[]): Coding[] {
   const seen = new Map<string, Coding>()
-  for (const coding of lists.flat()) seen.set(`${coding.system ?? ''}|${coding.code}`, coding)
+  for (const coding of codings) seen.set(`${coding.system ?? ''}|${coding.code}`, coding)
   return [...seen.values()]
 }
