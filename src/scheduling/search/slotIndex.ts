@@ -148,8 +148,9 @@ class PublisherSeries {
     if (!((befores[slot] as number) < moment && moment <= (firsts[slot] as number))) {
       const sync = this.starts(db, status)
       const index = (this.all[place] as Series).id - sync.lo
-      const lo = sync.at[index] as number
-      const hi = sync.at[index + 1] as number
+      // Every series of the publisher lies in its part's starts; one outside would have none.
+      const lo = sync.at[index] ?? 0
+      const hi = sync.at[index + 1] ?? 0
       const from = countBefore(sync.starts, moment, lo, hi)
       counts[slot] = hi - from
       firsts[slot] = from < hi ? (sync.starts[from] as number) : Number.POSITIVE_INFINITY
