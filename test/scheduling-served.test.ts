@@ -183,6 +183,12 @@ describe('filtered and grouped searches at any moment and in any window', () => 
     { name: 'every series', filters: {}, sql: '1 = 1' },
     { name: 'one publisher', filters: { publisher: 'stu1' }, sql: "r.publisher = 'stu1'" },
     { name: 'in person', filters: { isVirtual: false }, sql: 'r.is_virtual = 0' },
+    // Two publishers name the first two; the index looks a list up only in the publishers naming its NPIs.
+    {
+      name: 'NPIs',
+      filters: { npi: ['1234567893', '1987654321', '1000000000'] },
+      sql: "EXISTS (SELECT 1 FROM json_each(r.npis) WHERE value IN ('1234567893', '1987654321', '1000000000'))",
+    },
   ] as const
 
   /** The oracle: matches per group key (count, first start) and overall, straight from SQL. */
@@ -269,6 +275,29 @@ describe('filtered and grouped searches at any moment and in any window', () => 
           index,
         )
     }
+  })
+
+  it('finds an NPI list in the publishers naming it as they are disabled, enabled and synced again', async () => {
+    const { filters, sql } = FILTERS.find(({ name }) => name === 'NPIs') as (typeof FILTERS)[number]
+    const index = new SlotIndex(db)
+    const check = () => expectSame({ status: 'free', startAfter: 0, groupKeys: [], ...filters }, sql, index)
+    check()
+    setPublisherEnabled(db, 'stu1', false)
+    check()
+    setPublisherEnabled(db, 'stu1-copy', false)
+    check()
+    expect(
+      searchSlots(index, { status: 'free', groupKeys: [], ...filters }, { limit: 1, offset: 0 }).total,
+    ).toBe(0)
+    setPublisherEnabled(db, 'stu1', true)
+    check()
+    setPublisherEnabled(db, 'stu1-copy', true)
+    check()
+    // A new sync of the same slots: the publisher is loaded anew and found through its NPIs again.
+    const manifest = join(feedDir, 'stu1-copy', '$bulk-publish')
+    writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('"request"', '"note":"again","request"'))
+    await sync('stu1-copy')
+    check()
   })
 
   it('counts as the plain query does in windows between stored starts', () => {
