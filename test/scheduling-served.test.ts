@@ -9,7 +9,7 @@ import { answerHoldsThrough, type SlotFilters } from '../src/scheduling/search/m
 import { searchGroups } from '../src/scheduling/search/groups.js'
 import { searchSlots } from '../src/scheduling/search/slots.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
-import { SERVED_SERIES, statusIndex } from '../src/scheduling/search/series.js'
+import { type SeriesFilters, SERVED_SERIES, statusIndex } from '../src/scheduling/search/series.js'
 import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
 import { SMART_EXAMPLES } from './support/fixtures.js'
@@ -179,7 +179,7 @@ describe('unfiltered search from a moment', () => {
  * what the plain query over the slots table says, at every moment and for windows between them.
  */
 describe('filtered and grouped searches at any moment and in any window', () => {
-  const FILTERS = [
+  const FILTERS: { name: string; filters: Omit<SeriesFilters, 'groupKeys'>; sql: string }[] = [
     { name: 'every series', filters: {}, sql: '1 = 1' },
     { name: 'one publisher', filters: { publisher: 'stu1' }, sql: "r.publisher = 'stu1'" },
     { name: 'in person', filters: { isVirtual: false }, sql: 'r.is_virtual = 0' },
@@ -189,7 +189,7 @@ describe('filtered and grouped searches at any moment and in any window', () => 
       filters: { npi: ['1234567893', '1987654321', '1000000000'] },
       sql: "EXISTS (SELECT 1 FROM json_each(r.npis) WHERE value IN ('1234567893', '1987654321', '1000000000'))",
     },
-  ] as const
+  ]
 
   /** The oracle: matches per group key (count, first start) and overall, straight from SQL. */
   function plainGroups(sql: string, status: SlotStatus, from: number, through: number | undefined) {
