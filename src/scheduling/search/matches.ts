@@ -53,18 +53,26 @@ export interface SeriesMatch extends Readonly<Found> {
   readonly ids: string
   /** No series-level filter: every served series matches. */
   everySeries: boolean
+  /** Slots of the asked status those series hold at any time: the size of the work. */
+  slots: number
+  status: number
 }
 
 /** A match of the series found. */
-export function listedMatch(found: Found): SeriesMatch {
+export function listedMatch(found: Found, status: number): SeriesMatch {
+  const { series, counts } = found
+  let slots = 0
+  for (const count of counts) slots += count
   let ids: string | undefined
   return {
     ...found,
     get ids() {
-      ids ??= JSON.stringify(found.series.map((candidate) => candidate.id))
+      ids ??= JSON.stringify(series.map((candidate) => candidate.id))
       return ids
     },
     everySeries: false,
+    slots,
+    status,
   }
 }
 
@@ -72,14 +80,14 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
   const status = statusIndex(filters.status)
   const holding = () => index.match(filters, status, filters.startAfter)
   if (!filtersNoSeries(filters)) {
-    const match = listedMatch(holding())
+    const match = listedMatch(holding(), status)
     return match.slots === 0 ? undefined : match
   }
   // Every served series matches: the index keeps their figures, so no series is looked at unless asked for.
   const slots = index.servedSlotsOf(status)
   if (slots === 0) return undefined
   let match: SeriesMatch | undefined
-  const listed = () => (match ??= listedMatch(holding()))
+  const listed = () => (match ??= listedMatch(holding(), status))
   return {
     get series() {
       return listed().series
@@ -99,10 +107,16 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
     get groupSpan() {
       return listed().groupSpan
     },
+    from: filters.startAfter,
+    get countsFrom() {
+      return listed().countsFrom
+    },
+    get firstsFrom() {
+      return listed().firstsFrom
+    },
     get ids() {
       return listed().ids
     },
-    from: filters.startAfter,
     everySeries: true,
     slots,
     status,
@@ -131,8 +145,8 @@ export function matchedSlots(index: SlotIndex, match: SeriesMatch, filters: Slot
   const { startAfter, startBefore } = filters
   if (startBefore === undefined && startAfter === match.from) {
     let total = 0
-    for (const count of match.counts) total += count
-    return { counts: match.counts, nexts: match.firsts, total }
+    for (const count of match.countsFrom) total += count
+    return { counts: match.countsFrom, nexts: match.firstsFrom, total }
   }
   const counts = filled(series.length, 0)
   const nexts = filled(series.length, Number.POSITIVE_INFINITY)

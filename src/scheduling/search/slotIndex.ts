@@ -296,8 +296,7 @@ function involves(
 
 /**
  * Series found by a search and, in the same order, what searches read of each without looking at it: its
- * slots of the asked status from `from` on (every one when undefined) and the first one's start (+Infinity:
- * none), its traits and group.
+ * count and first start of the asked status, its traits and group.
  */
 export interface Found {
   series: Series[]
@@ -307,29 +306,26 @@ export interface Found {
   /** Its group's number in this search: from 0, below `groupSpan`, one per group. */
   groups: number[]
   groupSpan: number
+  /** Its slots of the status from `from` on (every one when undefined), and the first one's start. */
   from: number | undefined
-  status: number
-  /** Slots of the status the series hold at any time: the size of the work. */
-  slots: number
+  countsFrom: number[]
+  firstsFrom: number[]
 }
 
 /** The entries of `found` at these indexes, in their order. */
 export function foundAt(found: Found, indexes: readonly number[]): Found {
   const pick = <T>(list: T[]) => indexes.map((index) => list[index] as T)
-  const { groupSpan, from, status } = found
-  const series = pick(found.series)
-  let slots = 0
-  for (const entry of series) slots += entry.counts[status] as number
+  const { series, counts, firsts, traits, groups, groupSpan, from, countsFrom, firstsFrom } = found
   return {
-    series,
-    counts: pick(found.counts),
-    firsts: pick(found.firsts),
-    traits: pick(found.traits),
-    groups: pick(found.groups),
+    series: pick(series),
+    counts: pick(counts),
+    firsts: pick(firsts),
+    traits: pick(traits),
+    groups: pick(groups),
     groupSpan,
     from,
-    status,
-    slots,
+    countsFrom: pick(countsFrom),
+    firstsFrom: pick(firstsFrom),
   }
 }
 
@@ -362,7 +358,7 @@ export class SlotIndex {
 
   /**
    * The served series matching every filter that hold slots of `status`, with their count and first start
-   * of it from `from` on, after bringing changed publishers up to date. A series is looked
+   * of it, at any time and from `from` on, after bringing changed publishers up to date. A series is looked
    * at only for a filter its publisher's lists did not settle.
    */
   match(filters: SeriesFilters, status: number, from: number | undefined): Found {
@@ -390,9 +386,7 @@ export class SlotIndex {
 
   /**
    * Each found series' entries, copied out of the scratch lists at the size found. A publisher's series are
-   * found together: its groups are numbered after those of the publishers found before it. A series whose
-   * slots all start from `from` on is settled by its figures; any other by its publisher's kept figures
-   * from a moment (PublisherSeries.slotsFrom).
+   * found together: its groups are numbered after those of the publishers found before it.
    */
   #copyFound(count: number, status: number, from: number | undefined): Found {
     const found: Found = {
@@ -403,13 +397,14 @@ export class SlotIndex {
       groups: sized(count),
       groupSpan: 0,
       from,
-      status,
-      slots: 0,
+      countsFrom: [],
+      firstsFrom: [],
     }
     const statuses = SLOT_STATUSES.length
-    const later = { count: 0, first: 0 }
     let publisher: PublisherSeries | undefined
     let groupsBefore = 0
+    // Whether every series' slots all start from `from` on: its figures at any time are those from then on.
+    let whole = true
     for (let at = 0; at < count; at++) {
       const indexed = this.#foundIn[at] as PublisherSeries
       if (indexed !== publisher) {
@@ -418,24 +413,34 @@ export class SlotIndex {
         publisher = indexed
       }
       const place = this.#foundAt[at] as number
-      const held = indexed.counts[place * statuses + status] as number
       const first = indexed.firsts[place * statuses + status] as number
       found.series[at] = indexed.all[place] as Series
+      found.counts[at] = indexed.counts[place * statuses + status] as number
+      found.firsts[at] = first
       found.traits[at] = indexed.traits[place] as number
       found.groups[at] = groupsBefore + (indexed.groupPlaces[place] as number)
-      found.slots += held
-      if (from === undefined || first >= from) {
-        found.counts[at] = held
-        found.firsts[at] = first
-      } else {
-        indexed.slotsFrom(this.db, place, status, from, later)
-        found.counts[at] = later.count
-        found.firsts[at] = later.first
-      }
+      if (from !== undefined && first < from) whole = false
     }
+    if (whole) {
+      found.countsFrom = found.counts
+      found.firstsFrom = found.firsts
+    } else this.#slotsFrom(found, count, status, from as number)
     // The scratch holds no publisher past the search (one let go is not kept by it), and keeps its room.
     this.#foundIn.fill(undefined as unknown as PublisherSeries, 0, count)
     return found
+  }
+
+  /** Each found series' slots from a moment on, from its publisher's kept figures (PublisherSeries.slotsFrom). */
+  #slotsFrom(found: Found, count: number, status: number, from: number) {
+    const slots = { count: 0, first: 0 }
+    found.countsFrom = sized(count)
+    found.firstsFrom = sized(count)
+    for (let at = 0; at < count; at++) {
+      const indexed = this.#foundIn[at] as PublisherSeries
+      indexed.slotsFrom(this.db, this.#foundAt[at] as number, status, from, slots)
+      found.countsFrom[at] = slots.count
+      found.firstsFrom[at] = slots.first
+    }
   }
 
   /** Hands `take` each served series that meets the series-level filters and holds slots of the status bit. */

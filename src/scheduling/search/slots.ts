@@ -198,7 +198,7 @@ function narrowed(
   const first = firstMatches(nexts(), count)
   if (!first) return unchanged
   return {
-    match: listedMatch(foundAt(match, first.indexes)),
+    match: listedMatch(foundAt(match, first.indexes), match.status),
     filters: { ...filters, startBefore: first.before - 1 },
   }
 }
