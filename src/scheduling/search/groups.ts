@@ -158,7 +158,7 @@ export function searchGroups(
     if (place > 0) seriesOf[place - 1]?.push(match.series[at] as Series)
   }
 
-  const groups = onPage.map(({ group: number, key }, place): GroupMatch => {
+  const groups = onPage.map(({ group: tallied, key }, place): GroupMatch => {
     // One series at least: the one that made the tally.
     const matching = seriesOf[place] as Series[]
     const { group } = matching[0] as Series
@@ -170,13 +170,13 @@ export function searchGroups(
       isVirtual: group.isVirtual,
       serviceTypes: union(matching.map((series) => summaries.get<Coding[]>(series.serviceTypes))),
       specialties: union(matching.map((series) => summaries.get<Coding[]>(series.specialties))),
-      nextAvailableStart: iso(tallies.nexts[number] as number),
-      totalSlots: tallies.counts[number] as number,
+      nextAvailableStart: iso(tallies.nexts[tallied] as number),
+      totalSlots: tallies.counts[tallied] as number,
     }
     if (group.provider) found.provider = summaries.get<ProviderSummary>(group.provider)
     const [only] = accepting
     if (accepting.size === 1 && only) found.acceptingPatients = only
-    const traits = tallies.traits[number] as number
+    const traits = tallies.traits[tallied] as number
     if (traits & TRAIT.online) found.bookingMethod = 'online'
     else if (traits & TRAIT.phone) found.bookingMethod = 'phone'
     return found

@@ -4,6 +4,8 @@ import {
   loadStarts,
   nthStart,
   skipAhead,
+  startsBegin,
+  startsEnd,
   startsTogether,
   type SyncStarts,
 } from './startTimes.js'
@@ -147,10 +149,9 @@ class PublisherSeries {
     const { counts, firsts, befores } = this.#from
     if (!((befores[slot] as number) < moment && moment <= (firsts[slot] as number))) {
       const sync = this.starts(db, status)
-      const index = (this.all[place] as Series).id - sync.lo
-      // Every series of the publisher lies in its part's starts; one outside would have none.
-      const lo = sync.at[index] ?? 0
-      const hi = sync.at[index + 1] ?? 0
+      const { id } = this.all[place] as Series
+      const lo = startsBegin(sync, id)
+      const hi = startsEnd(sync, id)
       const from = countBefore(sync.starts, moment, lo, hi)
       counts[slot] = hi - from
       firsts[slot] = from < hi ? (sync.starts[from] as number) : Number.POSITIVE_INFINITY
@@ -602,8 +603,8 @@ export class SlotIndex {
   }
 
   /**
-   * Visits each of these served series that has starts of the status, by its place in the list, with its
-   * part's starts and the range of them that are its own, as of the last refresh.
+   * Visits each of these served series, by its place in the list, with its part's starts of the status and
+   * the range of them that are its own (empty for one with none), as of the last refresh.
    */
   #eachStarts(
     series: Series[],
@@ -619,9 +620,7 @@ export class SlotIndex {
         publisher = entry.publisher
         sync = this.#publishers.get(publisher)?.starts(this.db, status)
       }
-      const index = sync ? entry.id - sync.lo : -1
-      if (!sync || index < 0 || index + 1 >= sync.at.length) continue
-      visit(nth, sync.starts, sync.at[index] as number, sync.at[index + 1] as number)
+      if (sync) visit(nth, sync.starts, startsBegin(sync, entry.id), startsEnd(sync, entry.id))
     }
   }
 

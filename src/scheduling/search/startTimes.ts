@@ -32,13 +32,29 @@ export interface SyncStarts {
   starts: Float64Array
 }
 
-const NO_STARTS = new Float64Array(0)
+/** Series `id`'s place in its part's `at`; -1 for a series outside the part, which has no starts there. */
+function placeOf(sync: SyncStarts, id: number): number {
+  const index = id - sync.lo
+  return index >= 0 && index + 1 < sync.at.length ? index : -1
+}
+
+/**
+ * Where series `id`'s starts begin in its part's array, and (`startsEnd`) where they end, exclusive; both 0
+ * for a series outside the part. Two numbers rather than a range object: read for thousands of series a search.
+ */
+export function startsBegin(sync: SyncStarts, id: number): number {
+  const index = placeOf(sync, id)
+  return index < 0 ? 0 : (sync.at[index] as number)
+}
+
+export function startsEnd(sync: SyncStarts, id: number): number {
+  const index = placeOf(sync, id)
+  return index < 0 ? 0 : (sync.at[index + 1] as number)
+}
 
 /** A series' starts (a view into its part's array); none for a series outside the part. */
 export function startsOfSeries(sync: SyncStarts, id: number): Float64Array {
-  const index = id - sync.lo
-  if (index < 0 || index + 1 >= sync.at.length) return NO_STARTS
-  return sync.starts.subarray(sync.at[index], sync.at[index + 1])
+  return sync.starts.subarray(startsBegin(sync, id), startsEnd(sync, id))
 }
 
 const hourOf = (startMs: number) => Math.floor(startMs / HOUR_MS)
