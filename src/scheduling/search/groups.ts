@@ -1,15 +1,8 @@
 import type { Db } from '../../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
-import {
-  type Matched,
-  matchedSlots,
-  matchSeries,
-  type Page,
-  type SeriesMatch,
-  type SlotFilters,
-} from './matches.js'
+import type { Page, SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
-import { type Series, SERVED_SERIES, TRAIT } from './series.js'
+import { type Series, SERVED_SERIES, statusIndex, TRAIT } from './series.js'
 import { nthSmallest } from './startTimes.js'
 import { iso, summaries, union } from './summaries.js'
 
@@ -28,53 +21,72 @@ export interface GroupMatch {
 }
 
 /**
- * Per group of a search, by its number (Found.groups): the figures of its matching series, in arrays kept
- * from one search to the next (searches run one at a time). A Map of an object per group cost a quarter of a
- * search over 7,000 groups. A group's entries are those of the search whose number it bears, so nothing is
- * cleared between searches.
+ * Per group of a search, by its number (SlotIndex.eachMatching): the figures of its matching series, in arrays
+ * kept from one search to the next (searches run one at a time). A Map of an object per group cost a quarter
+ * of a search over 7,000 groups. A group's entries are those of the search whose number it bears, so nothing
+ * is cleared between searches.
  */
 class GroupTallies {
   #search = 0
   #searchOf = new Int32Array(0)
-  /** The place in the match of its first matching series: where its key is read. */
-  firsts = new Int32Array(0)
   counts = new Float64Array(0)
   nexts = new Float64Array(0)
   /** The traits of its matching series (series.ts), or-ed. */
   traits = new Int32Array(0)
-  /** Its place on the page + 1; 0 when not on it. */
-  onPage = new Int32Array(0)
+  /**
+   * Its matching series, as the search's entries (SlotIndex.entrySeries) in the order met: its first and
+   * last, and per entry the next of its group (-1: none).
+   */
+  #firstEntry = new Int32Array(0)
+  #lastEntry = new Int32Array(0)
+  #nextEntry = new Int32Array(0)
   /** The groups with a match, in the order met, and (for the page) their next starts: the first `met`. */
   #met = new Int32Array(0)
   #metNexts = new Float64Array(0)
   met = 0
 
-  /** Tallies the matching series by group. */
-  tally(match: SeriesMatch, { counts, nexts }: Matched): void {
-    this.#begin(match.groupSpan, counts.length)
-    const { groups, traits } = match
-    const search = this.#search
-    let met = 0
-    for (let at = 0; at < counts.length; at++) {
-      const count = counts[at] as number
-      if (count === 0) continue
-      const next = nexts[at] as number
-      const group = groups[at] as number
-      if (this.#searchOf[group] !== search) {
-        this.#searchOf[group] = search
-        this.firsts[group] = at
-        this.counts[group] = count
-        this.nexts[group] = next
-        this.traits[group] = traits[at] as number
-        this.onPage[group] = 0
-        this.#met[met++] = group
-      } else {
-        this.counts[group] = (this.counts[group] as number) + count
-        if (next < (this.nexts[group] as number)) this.nexts[group] = next
-        this.traits[group] = (this.traits[group] as number) | (traits[at] as number)
-      }
+  /** Starts a search's tally. */
+  begin(): void {
+    if (this.#search === 0x7fffffff) {
+      this.#searchOf.fill(0)
+      this.#search = 0
     }
-    this.met = met
+    this.#search++
+    this.met = 0
+  }
+
+  /** Tallies a matching series into its group (an arrow: handed to the index as it is). */
+  readonly add = (group: number, count: number, next: number, traits: number, entry: number): void => {
+    if (group >= this.#searchOf.length) this.#growGroups(group + 1)
+    if (entry >= this.#nextEntry.length) this.#growEntries(entry + 1)
+    this.#nextEntry[entry] = -1
+    if (this.#searchOf[group] !== this.#search) {
+      this.#searchOf[group] = this.#search
+      this.counts[group] = count
+      this.nexts[group] = next
+      this.traits[group] = traits
+      this.#firstEntry[group] = entry
+      this.#lastEntry[group] = entry
+      this.#met[this.met++] = group
+    } else {
+      this.counts[group] = (this.counts[group] as number) + count
+      if (next < (this.nexts[group] as number)) this.nexts[group] = next
+      this.traits[group] = (this.traits[group] as number) | traits
+      this.#nextEntry[this.#lastEntry[group] as number] = entry
+      this.#lastEntry[group] = entry
+    }
+  }
+
+  firstEntryOf(group: number): number {
+    return this.#firstEntry[group] as number
+  }
+
+  /** The entries of the group's matching series, in the order met. */
+  entriesOf(group: number): number[] {
+    const entries: number[] = []
+    for (let entry = this.#firstEntry[group] as number; entry >= 0; entry = this.#nextEntry[entry] as number)
+      entries.push(entry)
+    return entries
   }
 
   /**
@@ -93,27 +105,31 @@ class GroupTallies {
     return candidates
   }
 
-  #begin(span: number, series: number) {
-    if (this.#met.length < series) {
-      this.#met = new Int32Array(series * 2)
-      this.#metNexts = new Float64Array(series * 2)
-    }
-    if (this.#searchOf.length < span) {
-      const size = span * 2
-      this.#searchOf = new Int32Array(size)
-      this.firsts = new Int32Array(size)
-      this.counts = new Float64Array(size)
-      this.nexts = new Float64Array(size)
-      this.traits = new Int32Array(size)
-      this.onPage = new Int32Array(size)
-      this.#search = 0
-    }
-    if (this.#search === 0x7fffffff) {
-      this.#searchOf.fill(0)
-      this.#search = 0
-    }
-    this.#search++
+  /** Room for group numbers below `span`, keeping what this search tallied so far. */
+  #growGroups(span: number) {
+    const size = Math.max(span, this.#searchOf.length * 2, 1024)
+    this.#searchOf = grown(this.#searchOf, size)
+    this.counts = grown(this.counts, size)
+    this.nexts = grown(this.nexts, size)
+    this.traits = grown(this.traits, size)
+    this.#firstEntry = grown(this.#firstEntry, size)
+    this.#lastEntry = grown(this.#lastEntry, size)
   }
+
+  /** Room for entries below `entries` (and as many groups met), keeping what this search tallied so far. */
+  #growEntries(entries: number) {
+    const size = Math.max(entries, this.#nextEntry.length * 2, 1024)
+    this.#nextEntry = grown(this.#nextEntry, size)
+    this.#met = grown(this.#met, size)
+    this.#metNexts = new Float64Array(size)
+  }
+}
+
+/** A copy of `array` with room for `size` elements. */
+function grown<T extends Int32Array | Float64Array>(array: T, size: number): T {
+  const made = (array instanceof Int32Array ? new Int32Array(size) : new Float64Array(size)) as T
+  made.set(array)
+  return made
 }
 
 const tallies = new GroupTallies()
@@ -130,37 +146,31 @@ function pageOf(page: Page, keyOf: (group: number) => string): { group: number; 
 
 /**
  * The same matches grouped by provider at a location, ordered by soonest availability then key; `total` and
- * paging count groups. Groups are tallied from per-series figures, so the work follows the number of series,
- * not of slots.
+ * paging count groups. Groups are tallied from per-series figures as the index finds the series, so the
+ * work follows the number of series, not of slots; only the page's groups' series are looked at.
  */
 export function searchGroups(
   index: SlotIndex,
   filters: SlotFilters,
   page: Page,
 ): { groups: GroupMatch[]; total: number } {
-  const match = matchSeries(index, filters)
-  if (!match) return { groups: [], total: 0 }
-  const matched = matchedSlots(index, match, filters)
-  // Tallied from what the index packs: no series is looked at but those of the page's groups.
-  tallies.tally(match, matched)
+  tallies.begin()
+  index.eachMatching(
+    filters,
+    statusIndex(filters.status),
+    filters.startAfter,
+    filters.startBefore,
+    tallies.add,
+  )
   const total = tallies.met
-  const keyOf = (group: number) => (match.series[tallies.firsts[group] as number] as Series).groupKey
-  const onPage = pageOf(page, keyOf)
-  if (onPage.length === 0) return { groups: [], total }
-  // The matching series of the page's groups only: a list for every group of a national search was made
-  // and collected for a page of 50.
-  const seriesOf = onPage.map((): Series[] => [])
-  onPage.forEach(({ group }, place) => (tallies.onPage[group] = place + 1))
-  const { counts } = matched
-  for (let at = 0; at < counts.length; at++) {
-    if ((counts[at] as number) === 0) continue
-    const place = tallies.onPage[match.groups[at] as number] as number
-    if (place > 0) seriesOf[place - 1]?.push(match.series[at] as Series)
-  }
-
-  const groups = onPage.map(({ group: tallied, key }, place): GroupMatch => {
-    // One series at least: the one that made the tally.
-    const matching = seriesOf[place] as Series[]
+  const onPage = pageOf(page, (group) => index.entrySeries(tallies.firstEntryOf(group)).groupKey)
+  const groups = onPage.map(({ group: tallied, key }): GroupMatch => {
+    // One series at least: the one that made the tally. In the order the index holds them (by id), not the
+    // order met, which follows the order of the values asked for.
+    const matching = tallies
+      .entriesOf(tallied)
+      .map((entry) => index.entrySeries(entry))
+      .sort((a, b) => a.id - b.id)
     const { group } = matching[0] as Series
     const accepting = new Set(matching.map((series) => series.accepting))
     const found: GroupMatch = {

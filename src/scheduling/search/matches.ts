@@ -98,15 +98,6 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
     get firsts() {
       return listed().firsts
     },
-    get traits() {
-      return listed().traits
-    },
-    get groups() {
-      return listed().groups
-    },
-    get groupSpan() {
-      return listed().groupSpan
-    },
     from: filters.startAfter,
     get countsFrom() {
       return listed().countsFrom

@@ -1,6 +1,8 @@
 import type { Db } from '../../db/open.js'
 import {
   countBefore,
+  endThrough,
+  firstFrom,
   loadStarts,
   nthStart,
   skipAhead,
@@ -161,6 +163,36 @@ class PublisherSeries {
     into.first = firsts[slot] as number
   }
 
+  /**
+   * The slots of the series at `place` of the status from `from` through `through` (both included;
+   * undefined: unbounded): how many, and the first one's start (+Infinity: none).
+   */
+  slotsWithin(
+    db: Db,
+    place: number,
+    status: number,
+    from: number | undefined,
+    through: number | undefined,
+    into: { count: number; first: number },
+  ) {
+    const slot = place * SLOT_STATUSES.length + status
+    const first = this.firsts[slot] as number
+    if (through === undefined && (from === undefined || first >= from)) {
+      into.count = this.counts[slot] as number
+      into.first = first
+    } else if (through === undefined) this.slotsFrom(db, place, status, from as number, into)
+    else {
+      const sync = this.starts(db, status)
+      const { id } = this.all[place] as Series
+      const lo = startsBegin(sync, id)
+      const hi = startsEnd(sync, id)
+      const begin = firstFrom(sync.starts, from, lo, hi)
+      const end = endThrough(sync.starts, through, lo, hi)
+      into.count = Math.max(0, end - begin)
+      into.first = end > begin ? (sync.starts[begin] as number) : Number.POSITIVE_INFINITY
+    }
+  }
+
   add(series: Series) {
     const place = this.all.length
     this.all.push(series)
@@ -185,8 +217,8 @@ class PublisherSeries {
    * The smallest list of places that surely holds every match, each once: the most selective indexed
    * filter's, named as `met` (its condition need not be checked again), or undefined for every series.
    */
-  candidates(wanted: Wanted): { list?: readonly number[]; met?: IndexedFilter } {
-    let list: readonly number[] | undefined
+  candidates(wanted: Wanted): { list?: ArrayLike<number>; met?: IndexedFilter } {
+    let list: ArrayLike<number> | undefined
     let size = this.all.length
     let met: IndexedFilter | undefined
     const consider = (filter: IndexedFilter, lists: (number[] | undefined)[]) => {
@@ -216,12 +248,20 @@ class PublisherSeries {
   }
 
   /**
-   * Every place of the lists once, ascending: a series can be listed under several of the values asked for.
-   * Marked by place (a Set of the places cost 20 us a publisher for two service types), and gathered as met
-   * (going over every place to gather the marked ones cost more than the rest of the union).
+   * Every place of the lists once, in the order first listed (a series can be listed under several of the
+   * values asked for), until the next union of this publisher's lists. Marked by place (a Set of the places
+   * cost 20 us a publisher for two service types) and gathered as met, in room kept for it: sorting them
+   * and copying them out cost three times as much as the rest of the union.
    */
-  #union(lists: (number[] | undefined)[]): readonly number[] {
-    if (lists.length === 1) return lists[0] ?? NONE
+  #union(lists: (number[] | undefined)[]): ArrayLike<number> {
+    let only: number[] | undefined
+    let listed = 0
+    for (const list of lists) {
+      if (list === undefined || list.length === 0) continue
+      only = list
+      listed++
+    }
+    if (listed <= 1) return only ?? NONE
     const marks = (this.#marks ??= new Uint8Array(this.all.length))
     const gathered = (this.#gathered ??= new Int32Array(this.all.length))
     let count = 0
@@ -233,14 +273,8 @@ class PublisherSeries {
         }
       }
     }
-    const places = sized<number>(count)
-    gathered.subarray(0, count).sort()
-    for (let at = 0; at < count; at++) {
-      const place = gathered[at] as number
-      marks[place] = 0
-      places[at] = place
-    }
-    return places
+    for (let at = 0; at < count; at++) marks[gathered[at] as number] = 0
+    return gathered.subarray(0, count)
   }
 
   /**
@@ -292,7 +326,8 @@ function involves(
   const { list, met } = indexed.candidates(wanted)
   const test = indexed.tester(testsFor(met))
   if (list === undefined) return indexed.all.some((_, place) => test(place))
-  return list.some(test)
+  for (let at = 0; at < list.length; at++) if (test(list[at] as number)) return true
+  return false
 }
 
 /**
@@ -303,10 +338,6 @@ export interface Found {
   series: Series[]
   counts: number[]
   firsts: number[]
-  traits: number[]
-  /** Its group's number in this search: from 0, below `groupSpan`, one per group. */
-  groups: number[]
-  groupSpan: number
   /** Its slots of the status from `from` on (every one when undefined), and the first one's start. */
   from: number | undefined
   countsFrom: number[]
@@ -316,14 +347,11 @@ export interface Found {
 /** The entries of `found` at these indexes, in their order. */
 export function foundAt(found: Found, indexes: readonly number[]): Found {
   const pick = <T>(list: T[]) => indexes.map((index) => list[index] as T)
-  const { series, counts, firsts, traits, groups, groupSpan, from, countsFrom, firstsFrom } = found
+  const { series, counts, firsts, from, countsFrom, firstsFrom } = found
   return {
     series: pick(series),
     counts: pick(counts),
     firsts: pick(firsts),
-    traits: pick(traits),
-    groups: pick(groups),
-    groupSpan,
     from,
     countsFrom: pick(countsFrom),
     firstsFrom: pick(firstsFrom),
@@ -349,6 +377,8 @@ export class SlotIndex {
    */
   readonly #foundIn: PublisherSeries[] = []
   #foundAt = new Int32Array(1024)
+  /** How many entries of the scratch lists the last search left for `entrySeries` to read. */
+  #entries = 0
   /**
    * Per NPI, the served publishers whose series name it: a list of NPIs is looked up in those alone (100
    * NPIs looked up in each of 50 publishers were a third of the search).
@@ -363,7 +393,64 @@ export class SlotIndex {
    * at only for a filter its publisher's lists did not settle.
    */
   match(filters: SeriesFilters, status: number, from: number | undefined): Found {
+    return this.#copyFound(this.#find(filters, status), status, from)
+  }
+
+  /**
+   * For a grouped search: hands `visit` each served series matching the filters that has slots of the status
+   * from `from` through `through` (both included; undefined: unbounded), after bringing changed publishers up
+   * to date, with how many, the first one's start, its traits and its group's number in this search (its
+   * group's place among its publisher's, after the groups of the publishers met before it). `entry` names
+   * the series to `entrySeries` until the next search. Nothing is copied out: tallying ~10,000 series from the
+   * arrays of a match cost about as much again as finding them. Returns how many group numbers there can be.
+   */
+  eachMatching(
+    filters: SeriesFilters,
+    status: number,
+    from: number | undefined,
+    through: number | undefined,
+    visit: (group: number, count: number, first: number, traits: number, entry: number) => void,
+  ): number {
+    const count = this.#find(filters, status)
+    const slots = { count: 0, first: 0 }
+    let publisher: PublisherSeries | undefined
+    let groupsBefore = 0
+    let span = 0
+    for (let entry = 0; entry < count; entry++) {
+      const indexed = this.#foundIn[entry] as PublisherSeries
+      if (indexed !== publisher) {
+        groupsBefore = span
+        span += indexed.groups
+        publisher = indexed
+      }
+      const place = this.#foundAt[entry] as number
+      indexed.slotsWithin(this.db, place, status, from, through, slots)
+      if (slots.count > 0)
+        visit(
+          groupsBefore + (indexed.groupPlaces[place] as number),
+          slots.count,
+          slots.first,
+          indexed.traits[place] as number,
+          entry,
+        )
+    }
+    this.#entries = count
+    return span
+  }
+
+  /** The series of an entry of the last `eachMatching`. */
+  entrySeries(entry: number): Series {
+    if (entry >= this.#entries) throw new RangeError(`no entry ${entry} in the last search`)
+    return (this.#foundIn[entry] as PublisherSeries).all[this.#foundAt[entry] as number] as Series
+  }
+
+  /**
+   * Puts each served series that meets the filters and holds slots of the status in the scratch lists, as
+   * publisher and place, a publisher's together; returns how many.
+   */
+  #find(filters: SeriesFilters, status: number): number {
     this.refresh()
+    this.#releaseEntries()
     const bit = 1 << status
     let count = 0
     const take = (indexed: PublisherSeries, place: number) => {
@@ -382,44 +469,35 @@ export class SlotIndex {
           if ((traits[place] as number) & bit) take(indexed, place)
       }
     } else this.#matchFiltered(filters, bit, take)
-    return this.#copyFound(count, status, from)
+    return count
   }
 
-  /**
-   * Each found series' entries, copied out of the scratch lists at the size found. A publisher's series are
-   * found together: its groups are numbered after those of the publishers found before it.
-   */
+  /** Lets go of the publishers the last `eachMatching` left in the scratch lists, which keep their room. */
+  #releaseEntries() {
+    this.#foundIn.fill(undefined as unknown as PublisherSeries, 0, this.#entries)
+    this.#entries = 0
+  }
+
+  /** Each found series' entries, copied out of the scratch lists at the size found. */
   #copyFound(count: number, status: number, from: number | undefined): Found {
     const found: Found = {
       series: sized(count),
       counts: sized(count),
       firsts: sized(count),
-      traits: sized(count),
-      groups: sized(count),
-      groupSpan: 0,
       from,
       countsFrom: [],
       firstsFrom: [],
     }
     const statuses = SLOT_STATUSES.length
-    let publisher: PublisherSeries | undefined
-    let groupsBefore = 0
     // Whether every series' slots all start from `from` on: its figures at any time are those from then on.
     let whole = true
     for (let at = 0; at < count; at++) {
       const indexed = this.#foundIn[at] as PublisherSeries
-      if (indexed !== publisher) {
-        groupsBefore = found.groupSpan
-        found.groupSpan += indexed.groups
-        publisher = indexed
-      }
       const place = this.#foundAt[at] as number
       const first = indexed.firsts[place * statuses + status] as number
       found.series[at] = indexed.all[place] as Series
       found.counts[at] = indexed.counts[place * statuses + status] as number
       found.firsts[at] = first
-      found.traits[at] = indexed.traits[place] as number
-      found.groups[at] = groupsBefore + (indexed.groupPlaces[place] as number)
       if (from !== undefined && first < from) whole = false
     }
     if (whole) {
@@ -471,7 +549,7 @@ export class SlotIndex {
         if (own & bit && meets(place)) take(indexed, place)
       }
       if (list === undefined) for (let place = 0; place < traits.length; place++) test(place)
-      else for (const place of list) test(place)
+      else for (let at = 0; at < list.length; at++) test(list[at] as number)
     }
   }
 
@@ -596,8 +674,8 @@ export class SlotIndex {
     visit: (nth: number, count: number, next: number) => void,
   ): void {
     this.#eachStarts(series, status, (nth, starts, first, end) => {
-      const lo = from === undefined ? first : countBefore(starts, from, first, end)
-      const hi = through === undefined ? end : countBefore(starts, through + 1, first, end)
+      const lo = firstFrom(starts, from, first, end)
+      const hi = endThrough(starts, through, first, end)
       if (hi > lo) visit(nth, hi - lo, starts[lo] as number)
     })
   }
@@ -676,7 +754,7 @@ export class SlotIndex {
     )
     const indexed = new PublisherSeries(part, groups.size)
     const rows = this.db
-      .statement(`SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES}`)
+      .statement(`SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES} ORDER BY r.id`)
       .all(slug) as SeriesRow[]
     for (const row of rows) {
       const group = groups.get(row.group_id)

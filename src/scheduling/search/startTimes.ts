@@ -205,6 +205,26 @@ export function countBefore(starts: Float64Array, moment: number, from = 0, to =
   return lo
 }
 
+/** Where the starts from `from` on (undefined: unbounded) begin in `starts[first]` to `starts[end - 1]`. */
+export function firstFrom(
+  starts: Float64Array,
+  from: number | undefined,
+  first: number,
+  end: number,
+): number {
+  return from === undefined ? first : countBefore(starts, from, first, end)
+}
+
+/** Where the starts through `through` (included; undefined: unbounded) end in `starts[first]` to `starts[end - 1]`. */
+export function endThrough(
+  starts: Float64Array,
+  through: number | undefined,
+  first: number,
+  end: number,
+): number {
+  return through === undefined ? end : countBefore(starts, through + 1, first, end)
+}
+
 /**
  * Ascending lists of starts, each a range of a shared array (`starts[lo]` to `starts[hi - 1]`): `visit` is
  * called with each. A series' starts are a range of its part's array; a view of each would be an object per

@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/app/store.js'
+import type { Db } from '../src/db/open.js'
+import { addPublisher } from '../src/scheduling/publishers.js'
+import { searchGroups } from '../src/scheduling/search/groups.js'
+import { SERVED_SERIES } from '../src/scheduling/search/series.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
+import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+
+/**
+ * Grouped searches tally each matching series into its group in arrays kept from search to search
+ * (src/scheduling/search/groups.ts), grown while a search tallies. A feed of more groups than they first hold,
+ * each group with a series per service type, must be counted and paged as the plain query over the slots
+ * says, and a group's service types listed in the same order whatever the order the search names them in.
+ */
+const LOCATIONS = 2_600
+const FROM = Date.parse('2027-01-04T08:00:00Z')
+const SERVICE_TYPE = 'http://terminology.hl7.org/CodeSystem/service-type'
+const CODES = ['57', '58'] as const
+
+let dir: string
+let db: Db
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-many-groups-'))
+  const lines = (records: unknown[]) => `${records.map((record) => JSON.stringify(record)).join('\n')}\n`
+  const locations = Array.from({ length: LOCATIONS }, (_, index) => ({
+    resourceType: 'Location',
+    id: `l${index}`,
+    name: `Clinic ${index}`,
+    address: { city: 'Springfield', state: 'IL' },
+  }))
+  // One schedule per location and service type: each location is a group of two series.
+  const schedules = locations.flatMap((location) =>
+    CODES.map((code) => ({
+      resourceType: 'Schedule',
+      id: `${location.id}-${code}`,
+      serviceType: [{ coding: [{ system: SERVICE_TYPE, code }] }],
+      actor: [{ reference: `Location/${location.id}` }],
+    })),
+  )
+  // Starts spread so that groups tie on their next start and differ in count.
+  const slots = schedules.flatMap((schedule, index) =>
+    Array.from({ length: 1 + (index % 3) }, (_, nth) => {
+      const start = FROM + (((index * 7) % 113) + nth * 131) * 900_000
+      return {
+        resourceType: 'Slot',
+        id: `${schedule.id}-${nth}`,
+        schedule: { reference: `Schedule/${schedule.id}` },
+        status: 'free',
+        start: new Date(start).toISOString(),
+        end: new Date(start + 900_000).toISOString(),
+      }
+    }),
+  )
+  writeFileSync(join(dir, 'locations.ndjson'), lines(locations))
+  writeFileSync(join(dir, 'schedules.ndjson'), lines(schedules))
+  writeFileSync(join(dir, 'slots.ndjson'), lines(slots))
+  writeFileSync(
+    join(dir, '$bulk-publish'),
+    JSON.stringify({
+      transactionTime: new Date(FROM).toISOString(),
+      output: [
+        { type: 'Location', url: 'locations.ndjson' },
+        { type: 'Schedule', url: 'schedules.ndjson' },
+        { type: 'Slot', url: 'slots.ndjson' },
+      ],
+    }),
+  )
+  db = openDatabase(join(dir, 'svc.db'))
+  addPublisher(db, { slug: 'many', manifestUrl: join(dir, '$bulk-publish') })
+  expect((await syncPublisher(db, 'many', { clock: () => FROM })).outcome).toBe('synced')
+})
+
+afterAll(() => {
+  db.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** The oracle: each group's free slots from `from` on, counted and their first start, in page order. */
+function plainGroups(from: number) {
+  const rows = db
+    .prepare(
+      `SELECT r.group_key, count(*), min(t.start_ms) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
+       WHERE ${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ?
+       GROUP BY r.group_key ORDER BY min(t.start_ms), r.group_key`,
+    )
+    .raw()
+    .all(from) as [string, number, number][]
+  return rows.map(([key, count, next]) => ({ key, count, next: new Date(next).toISOString() }))
+}
+
+describe('grouped searches over more groups than their tallies first hold', () => {
+  it('count and page every group as the plain query does, from moments before and among the starts', () => {
+    // One index kept throughout, as a server keeps it; a fresh module's tallies grow during the first search.
+    const index = new SlotIndex(db)
+    for (const from of [FROM, FROM + 40 * 900_000, FROM + 140 * 900_000]) {
+      const expected = plainGroups(from)
+      expect(expected.length).toBeGreaterThan(1_024)
+      for (const serviceTypeCode of [[...CODES], [...CODES].reverse(), undefined]) {
+        const filters = { status: 'free' as const, startAfter: from, groupKeys: [], serviceTypeCode }
+        for (const [offset, limit] of [
+          [0, 50],
+          [1_000, 100],
+          [expected.length - 30, 50],
+        ] as const) {
+          const { groups, total } = searchGroups(index, filters, { offset, limit })
+          expect({ from, serviceTypeCode, offset, total }).toEqual({
+            from,
+            serviceTypeCode,
+            offset,
+            total: expected.length,
+          })
+          expect(
+            groups.map((group) => ({
+              key: group.key,
+              count: group.totalSlots,
+              next: group.nextAvailableStart,
+            })),
+          ).toEqual(expected.slice(offset, offset + limit))
+          // A group's series in the order the index holds them, whichever order the codes are asked in; from
+          // the first start on, both of every group match.
+          for (const group of groups) {
+            const codes = group.serviceTypes.map((coding) => coding.code)
+            expect(codes).toEqual(from === FROM ? [...CODES] : CODES.filter((code) => codes.includes(code)))
+          }
+        }
+      }
+    }
+  })
+})
