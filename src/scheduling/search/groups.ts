@@ -1,5 +1,6 @@
 import type { Db } from '../../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
+import type { GroupOnPage } from './listGroups.js'
 import type { Page, SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { type Series, SERVED_SERIES, statusIndex, TRAIT } from './series.js'
@@ -146,52 +147,68 @@ function pageOf(page: Page, keyOf: (group: number) => string): { group: number; 
 
 /**
  * The same matches grouped by provider at a location, ordered by soonest availability then key; `total` and
- * paging count groups. Groups are tallied from per-series figures as the index finds the series, so the
- * work follows the number of series, not of slots; only the page's groups' series are looked at.
+ * paging count groups. A search over one indexed filter alone (or none) takes its groups from the index's
+ * lists (listGroups.ts); any other tallies its matching series as the index finds them. Either way the work
+ * follows the number of series or groups, not of slots, and only the page's groups' series are looked at.
  */
 export function searchGroups(
   index: SlotIndex,
   filters: SlotFilters,
   page: Page,
 ): { groups: GroupMatch[]; total: number } {
+  const status = statusIndex(filters.status)
+  const listed =
+    filters.startBefore === undefined
+      ? index.groupsOfLists(filters, status, filters.startAfter, page)
+      : undefined
+  const { total, groups } = listed ?? tallied(index, filters, status, page)
+  return { groups: groups.map(toGroupMatch), total }
+}
+
+/** The groups of a search tallied from its matching series. */
+function tallied(
+  index: SlotIndex,
+  filters: SlotFilters,
+  status: number,
+  page: Page,
+): { total: number; groups: GroupOnPage<Series>[] } {
   tallies.begin()
-  index.eachMatching(
-    filters,
-    statusIndex(filters.status),
-    filters.startAfter,
-    filters.startBefore,
-    tallies.add,
-  )
-  const total = tallies.met
+  index.eachMatching(filters, status, filters.startAfter, filters.startBefore, tallies.add)
   const onPage = pageOf(page, (group) => index.entrySeries(tallies.firstEntryOf(group)).groupKey)
-  const groups = onPage.map(({ group: tallied, key }): GroupMatch => {
-    // One series at least: the one that made the tally. In the order the index holds them (by id), not the
-    // order met, which follows the order of the values asked for.
-    const matching = tallies
-      .entriesOf(tallied)
+  const groups = onPage.map(({ group, key }) => ({
+    key,
+    next: tallies.nexts[group] as number,
+    count: tallies.counts[group] as number,
+    traits: tallies.traits[group] as number,
+    // In the order the index holds them (by id), not the order met, which follows the values asked for.
+    series: tallies
+      .entriesOf(group)
       .map((entry) => index.entrySeries(entry))
-      .sort((a, b) => a.id - b.id)
-    const { group } = matching[0] as Series
-    const accepting = new Set(matching.map((series) => series.accepting))
-    const found: GroupMatch = {
-      key,
-      publisher: group.publisher,
-      location: summaries.get<LocationSummary>(group.location),
-      isVirtual: group.isVirtual,
-      serviceTypes: union(matching.map((series) => summaries.get<Coding[]>(series.serviceTypes))),
-      specialties: union(matching.map((series) => summaries.get<Coding[]>(series.specialties))),
-      nextAvailableStart: iso(tallies.nexts[tallied] as number),
-      totalSlots: tallies.counts[tallied] as number,
-    }
-    if (group.provider) found.provider = summaries.get<ProviderSummary>(group.provider)
-    const [only] = accepting
-    if (accepting.size === 1 && only) found.acceptingPatients = only
-    const traits = tallies.traits[tallied] as number
-    if (traits & TRAIT.online) found.bookingMethod = 'online'
-    else if (traits & TRAIT.phone) found.bookingMethod = 'phone'
-    return found
-  })
-  return { groups, total }
+      .sort((a, b) => a.id - b.id),
+  }))
+  return { total: tallies.met, groups }
+}
+
+function toGroupMatch({ key, next, count, traits, series }: GroupOnPage<Series>): GroupMatch {
+  // One series at least: the one that made the group match.
+  const { group } = series[0] as Series
+  const accepting = new Set(series.map((each) => each.accepting))
+  const found: GroupMatch = {
+    key,
+    publisher: group.publisher,
+    location: summaries.get<LocationSummary>(group.location),
+    isVirtual: group.isVirtual,
+    serviceTypes: union(series.map((each) => summaries.get<Coding[]>(each.serviceTypes))),
+    specialties: union(series.map((each) => summaries.get<Coding[]>(each.specialties))),
+    nextAvailableStart: iso(next),
+    totalSlots: count,
+  }
+  if (group.provider) found.provider = summaries.get<ProviderSummary>(group.provider)
+  const [only] = accepting
+  if (accepting.size === 1 && only) found.acceptingPatients = only
+  if (traits & TRAIT.online) found.bookingMethod = 'online'
+  else if (traits & TRAIT.phone) found.bookingMethod = 'phone'
+  return found
 }
 
 /** Every coding of one kind present in the served series, with its display, sorted by system then code. */

@@ -91,6 +91,33 @@ export function filtersNoSeries(filters: SeriesFilters): boolean {
 }
 
 /**
+ * The filters whose lists a grouped search takes its groups from (listGroups.ts), with nothing left to test
+ * on a series. Not NPIs nor group keys: their lists hold a series or a few, as cheap to tally as to keep
+ * groups for (and there are as many lists as providers).
+ */
+const LISTED_FILTERS: ReadonlySet<string> = new Set<IndexedFilter>([
+  'state',
+  'city',
+  'serviceTypeCode',
+  'specialty',
+])
+
+/**
+ * The one series-level filter of a search whose lists settle it alone (LISTED_FILTERS; 'every' for none), a
+ * publisher besides; undefined when there are more or another kind.
+ */
+export function soleListFilter(filters: SeriesFilters): IndexedFilter | 'every' | undefined {
+  if (filters.groupKeys.length > 0) return undefined
+  let sole: IndexedFilter | 'every' = 'every'
+  for (const name in SERIES_FILTER_NAMES) {
+    if (name === 'publisher' || filters[name as keyof SeriesFilters] === undefined) continue
+    if (sole !== 'every' || !LISTED_FILTERS.has(name)) return undefined
+    sole = name as IndexedFilter
+  }
+  return sole
+}
+
+/**
  * Which series of one part (one publisher's last sync) a search wants, as a byte per id from `lo` to `hi`,
  * 1 for a member: what a search merging the parts in start order tests each slot's series against.
  */

@@ -12,12 +12,23 @@ import {
   type SyncStarts,
 } from './startTimes.js'
 import { SLOT_STATUSES } from '../model.js'
+import {
+  bitCount,
+  type Cursor,
+  eachInPageOrder,
+  type GroupOnPage,
+  holdsAt,
+  type ListGroups,
+  makeListGroups,
+  type SlotFigures,
+} from './listGroups.js'
 import { sized } from './arrays.js'
 import {
   filtersNoSeries,
   masksBySync,
   type Series,
   seriesTest,
+  soleListFilter,
   traitsOf,
   traitsTest,
   type SeriesFilters,
@@ -46,6 +57,16 @@ import {
  */
 
 const NONE: number[] = []
+
+/** The filters the index lists series by, in the order a search considers them for its candidates. */
+const INDEXED_FILTERS: readonly IndexedFilter[] = [
+  'state',
+  'city',
+  'npi',
+  'serviceTypeCode',
+  'specialty',
+  'groupKey',
+]
 
 /**
  * One publisher's served series as of its last sync, indexed by what searches filter on. A series is known
@@ -84,6 +105,9 @@ class PublisherSeries {
   readonly #servedStarts: (Float64Array | undefined)[] = []
   /** Per place and status (as `counts`): its figures from the last moment a search asked (`from`). */
   #from: SlotsFrom | undefined
+  /** Per list asked for by a grouped search, and per status from a moment and at any time: its groups. */
+  readonly #listGroups = new WeakMap<readonly number[], (ListGroups | undefined)[]>()
+  #allPlaces: number[] | undefined
 
   /** `groups`: how many groups its series are in, at most: their places are below it. */
   constructor(
@@ -140,7 +164,7 @@ class PublisherSeries {
    * where a binary search in each one's starts reads memory in a few scattered places (a third of a
    * microsecond a series).
    */
-  slotsFrom(db: Db, place: number, status: number, moment: number, into: { count: number; first: number }) {
+  slotsFrom(db: Db, place: number, status: number, moment: number, into: SlotFigures) {
     const statuses = SLOT_STATUSES.length
     const slot = place * statuses + status
     this.#from ??= {
@@ -161,6 +185,43 @@ class PublisherSeries {
     }
     into.count = counts[slot] as number
     into.first = firsts[slot] as number
+    into.before = befores[slot] as number
+  }
+
+  /**
+   * The groups the list holds slots of the status in from `moment` on (undefined: at any time), kept while
+   * they hold (listGroups.ts). `list` is one of this publisher's lists, or `allPlaces()`.
+   */
+  listGroups(db: Db, list: readonly number[], status: number, moment: number | undefined): ListGroups {
+    let kept = this.#listGroups.get(list)
+    if (!kept) {
+      kept = []
+      this.#listGroups.set(list, kept)
+    }
+    // At any time and from a moment apart: the first never changes while the publisher is served.
+    const slot = status * 2 + (moment === undefined ? 1 : 0)
+    let groups = kept[slot]
+    if (groups && (moment === undefined || holdsAt(groups, moment))) return groups
+    const statuses = SLOT_STATUSES.length
+    groups = makeListGroups(list, {
+      groups: this.groups,
+      figures: (place, into) => {
+        if (moment !== undefined) return this.slotsFrom(db, place, status, moment, into)
+        into.count = this.counts[place * statuses + status] as number
+        into.first = this.firsts[place * statuses + status] as number
+        into.before = Number.NEGATIVE_INFINITY
+      },
+      groupOf: (place) => this.groupPlaces[place] as number,
+      keyOf: (place) => (this.all[place] as Series).groupKey,
+    })
+    kept[slot] = groups
+    return groups
+  }
+
+  /** Every place, as one list: what a grouped search over every series takes its groups from. */
+  allPlaces(): readonly number[] {
+    this.#allPlaces ??= this.all.map((_, place) => place)
+    return this.#allPlaces
   }
 
   /**
@@ -173,7 +234,7 @@ class PublisherSeries {
     status: number,
     from: number | undefined,
     through: number | undefined,
-    into: { count: number; first: number },
+    into: SlotFigures,
   ) {
     const slot = place * SLOT_STATUSES.length + status
     const first = this.firsts[slot] as number
@@ -221,7 +282,9 @@ class PublisherSeries {
     let list: ArrayLike<number> | undefined
     let size = this.all.length
     let met: IndexedFilter | undefined
-    const consider = (filter: IndexedFilter, lists: (number[] | undefined)[]) => {
+    for (const filter of INDEXED_FILTERS) {
+      const lists = this.listsOf(filter, wanted)
+      if (!lists) continue
       let sum = 0
       for (const each of lists) sum += each?.length ?? 0
       // A union's size is at most the sum of its lists': one that cannot be smaller is not made.
@@ -231,20 +294,30 @@ class PublisherSeries {
         met = filter
       }
     }
-    const lookUp = (index: Map<string, number[]>, keys: string[]) => keys.map((key) => index.get(key))
-    if (wanted.state !== undefined) consider('state', [this.byState.get(wanted.state)])
-    if (wanted.city !== undefined) consider('city', [this.byCity.get(wanted.city)])
-    if (wanted.npi) consider('npi', lookUp(this.byNpi, wanted.npi))
-    if (wanted.serviceTypeCode)
-      consider('serviceTypeCode', lookUp(this.byServiceCode, wanted.serviceTypeCode))
-    if (wanted.specialtyCodes && wanted.specialtyTokens) {
-      consider('specialty', [
-        ...lookUp(this.bySpecialtyCode, wanted.specialtyCodes),
-        ...lookUp(this.bySpecialtyToken, wanted.specialtyTokens),
-      ])
-    }
-    if (wanted.groupKeys[0] !== undefined) consider('groupKey', [this.byGroupKey.get(wanted.groupKeys[0])])
     return { list, met }
+  }
+
+  /** The lists of places the filter's values name (undefined where a value names none); undefined when not asked. */
+  listsOf(filter: IndexedFilter, wanted: Wanted): (number[] | undefined)[] | undefined {
+    const lookUp = (index: Map<string, number[]>, keys: string[]) => keys.map((key) => index.get(key))
+    switch (filter) {
+      case 'state':
+        return wanted.state === undefined ? undefined : [this.byState.get(wanted.state)]
+      case 'city':
+        return wanted.city === undefined ? undefined : [this.byCity.get(wanted.city)]
+      case 'npi':
+        return wanted.npi && lookUp(this.byNpi, wanted.npi)
+      case 'serviceTypeCode':
+        return wanted.serviceTypeCode && lookUp(this.byServiceCode, wanted.serviceTypeCode)
+      case 'specialty':
+        if (!wanted.specialtyCodes || !wanted.specialtyTokens) return undefined
+        return [
+          ...lookUp(this.bySpecialtyCode, wanted.specialtyCodes),
+          ...lookUp(this.bySpecialtyToken, wanted.specialtyTokens),
+        ]
+      case 'groupKey':
+        return wanted.groupKeys[0] === undefined ? undefined : [this.byGroupKey.get(wanted.groupKeys[0])]
+    }
   }
 
   /**
@@ -358,6 +431,18 @@ export function foundAt(found: Found, indexes: readonly number[]): Found {
   }
 }
 
+/** How many groups the lists' groups are together: each is in one publisher's places. */
+function unionSize(lists: readonly ListGroups[]): number {
+  const words = (lists[0] as ListGroups).bits.length
+  let size = 0
+  for (let word = 0; word < words; word++) {
+    let union = 0
+    for (const { bits } of lists) union |= bits[word] as number
+    size += bitCount(union)
+  }
+  return size
+}
+
 function push<T>(map: Map<string, T[]>, key: string, value: T) {
   const list = map.get(key)
   if (list) list.push(value)
@@ -412,7 +497,7 @@ export class SlotIndex {
     visit: (group: number, count: number, first: number, traits: number, entry: number) => void,
   ): number {
     const count = this.#find(filters, status)
-    const slots = { count: 0, first: 0 }
+    const slots = { count: 0, first: 0, before: 0 }
     let publisher: PublisherSeries | undefined
     let groupsBefore = 0
     let span = 0
@@ -436,6 +521,79 @@ export class SlotIndex {
     }
     this.#entries = count
     return span
+  }
+
+  /**
+   * A grouped search answered from its lists' groups (listGroups.ts): its total and the groups on its page.
+   * Undefined unless the filters are one indexed filter alone (a publisher besides) or none, from a moment
+   * on: then the lists settle which series match, and a search looks at no series but the page's groups'.
+   */
+  groupsOfLists(
+    filters: SeriesFilters,
+    status: number,
+    from: number | undefined,
+    page: { offset: number; limit: number },
+  ): { total: number; groups: GroupOnPage<Series>[] } | undefined {
+    const filter = soleListFilter(filters)
+    if (filter === undefined) return undefined
+    this.refresh()
+    const wanted = wantedOf(filters)
+    // The publishers with lists asked for, and the number their groups are counted from in this search.
+    interface Owner {
+      indexed: PublisherSeries
+      groupsBefore: number
+    }
+    const owners: Owner[] = []
+    const cursors: Cursor[] = []
+    let total = 0
+    let span = 0
+    for (const [slug, indexed] of this.#publishers) {
+      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      const own =
+        filter === 'every'
+          ? [indexed.allPlaces()]
+          : (indexed.listsOf(filter, wanted) ?? []).filter((list): list is number[] => !!list?.length)
+      if (own.length === 0) continue
+      const owner = owners.length
+      owners.push({ indexed, groupsBefore: span })
+      span += indexed.groups
+      const made = own.map((list) => indexed.listGroups(this.db, list, status, from))
+      for (const groups of made) cursors.push({ groups, owner, at: 0 })
+      total += made.length === 1 ? (made[0] as ListGroups).size : unionSize(made)
+    }
+    const bit = 1 << status
+    const matches = filter === 'every' ? undefined : seriesTest(wanted)
+    const seen = new Set<number>()
+    const onPage: GroupOnPage<Series>[] = []
+    const slots = { count: 0, first: 0, before: 0 }
+    let rank = 0
+    eachInPageOrder(
+      cursors,
+      page.offset + page.limit,
+      (owner, place) => {
+        const group = (owners[owner] as Owner).groupsBefore + place
+        if (seen.has(group)) return true
+        seen.add(group)
+        return false
+      },
+      (owner, _place, next, key) => {
+        if (rank++ < page.offset) return
+        const { indexed } = owners[owner] as Owner
+        const found: GroupOnPage<Series> = { key, next, count: 0, traits: 0, series: [] }
+        for (const place of indexed.byGroupKey.get(key) ?? NONE) {
+          const series = indexed.all[place] as Series
+          const traits = indexed.traits[place] as number
+          if (!(traits & bit) || (matches && !matches(series))) continue
+          indexed.slotsWithin(this.db, place, status, from, undefined, slots)
+          if (slots.count === 0) continue
+          found.count += slots.count
+          found.traits |= traits
+          found.series.push(series)
+        }
+        onPage.push(found)
+      },
+    )
+    return { total, groups: onPage }
   }
 
   /** The series of an entry of the last `eachMatching`. */
@@ -511,7 +669,7 @@ export class SlotIndex {
 
   /** Each found series' slots from a moment on, from its publisher's kept figures (PublisherSeries.slotsFrom). */
   #slotsFrom(found: Found, count: number, status: number, from: number) {
-    const slots = { count: 0, first: 0 }
+    const slots = { count: 0, first: 0, before: 0 }
     found.countsFrom = sized(count)
     found.firstsFrom = sized(count)
     for (let at = 0; at < count; at++) {

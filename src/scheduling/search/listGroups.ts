@@ -1,0 +1,186 @@
+/**
+ * A publisher's groups that one of its lists of series (those of a service type, a state, …: slotIndex.ts)
+ * holds slots of a status in, from a moment on, with their next starts in page order. A grouped search over
+ * lists alone (no other filter, no time window) is answered from these: which groups, how many, and the
+ * page's, without looking at each of ~10,000 matching series. Kept per list and status while every series
+ * of the list has the same slots from the asked moment on: from just past the latest start before the
+ * moment the figures were made at, through the earliest next start. As time passes a list is made again
+ * when its earliest next start has passed: a few dozen series.
+ */
+export interface ListGroups {
+  /** The moments these figures hold for: later than `after`, up to `through`. */
+  after: number
+  through: number
+  /** Its groups with slots, a bit per group place. */
+  bits: Uint32Array
+  /** How many groups that is. */
+  size: number
+  /** Those groups in page order (next start, then key): their places, next starts and keys. */
+  places: Int32Array
+  nexts: Float64Array
+  keys: string[]
+}
+
+/** What a list's groups are made from: per place of a series, its figures from the moment and its group. */
+export interface ListSource {
+  groups: number
+  figures(place: number, into: SlotFigures): void
+  groupOf(place: number): number
+  keyOf(place: number): string
+}
+
+/** A series' slots from a moment: how many, the first one's start and the start before the moment. */
+export interface SlotFigures {
+  count: number
+  first: number
+  before: number
+}
+
+/**
+ * Per group place, the group's next start and a series' place to read its key from, each entry stamped with
+ * the making it belongs to: kept from one making to the next (a Map per list cost most of making it).
+ */
+const scratch = {
+  making: 0,
+  stamps: new Int32Array(0),
+  nexts: new Float64Array(0),
+  keyPlaces: new Int32Array(0),
+}
+
+export function makeListGroups(list: ArrayLike<number>, source: ListSource): ListGroups {
+  if (scratch.stamps.length < source.groups) {
+    const size = Math.max(source.groups, scratch.stamps.length * 2)
+    scratch.stamps = new Int32Array(size)
+    scratch.nexts = new Float64Array(size)
+    scratch.keyPlaces = new Int32Array(size)
+    scratch.making = 0
+  }
+  if (scratch.making === 0x7fffffff) {
+    scratch.stamps.fill(0)
+    scratch.making = 0
+  }
+  const making = ++scratch.making
+  const { stamps, nexts, keyPlaces } = scratch
+  const figures: SlotFigures = { count: 0, first: 0, before: 0 }
+  const bits = new Uint32Array((source.groups + 31) >>> 5)
+  const present: number[] = []
+  let after = Number.NEGATIVE_INFINITY
+  let through = Number.POSITIVE_INFINITY
+  for (let at = 0; at < list.length; at++) {
+    const place = list[at] as number
+    source.figures(place, figures)
+    if (figures.before > after) after = figures.before
+    if (figures.first < through) through = figures.first
+    if (figures.count === 0) continue
+    const group = source.groupOf(place)
+    if (stamps[group] !== making) {
+      stamps[group] = making
+      nexts[group] = figures.first
+      keyPlaces[group] = place
+      bits[group >>> 5] = (bits[group >>> 5] as number) | (1 << (group & 31))
+      present.push(group)
+    } else if (figures.first < (nexts[group] as number)) nexts[group] = figures.first
+  }
+  // Each key read once: groups often share a next start, and a sort compares a pair many times.
+  const keys = present.map((group) => source.keyOf(keyPlaces[group] as number))
+  const order = present.map((_, at) => at)
+  order.sort(
+    (a, b) =>
+      (nexts[present[a] as number] as number) - (nexts[present[b] as number] as number) ||
+      byKey(keys[a] as string, keys[b] as string),
+  )
+  return {
+    after,
+    through,
+    bits,
+    size: present.length,
+    places: Int32Array.from(order, (at) => present[at] as number),
+    nexts: Float64Array.from(order, (at) => nexts[present[at] as number] as number),
+    keys: order.map((at) => keys[at] as string),
+  }
+}
+
+/** Whether the figures hold at `moment`. */
+export function holdsAt(groups: ListGroups, moment: number): boolean {
+  return groups.after < moment && moment <= groups.through
+}
+
+/** Group keys in page order: the order groups.ts sorts them in. */
+export function byKey(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** Set bits in a word. */
+export function bitCount(word: number): number {
+  let bits = word - ((word >>> 1) & 0x55555555)
+  bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333)
+  return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}
+
+/** A group on a page, as the listings show it: its matching series in id order and their figures. */
+export interface GroupOnPage<S> {
+  key: string
+  next: number
+  count: number
+  /** The traits of its matching series (series.ts), or-ed. */
+  traits: number
+  series: S[]
+}
+
+/** A cursor in one list's groups in page order, for merging the lists of a search. */
+export interface Cursor {
+  groups: ListGroups
+  at: number
+  /** What the list's publisher is to the caller. */
+  owner: number
+}
+
+const before = (a: Cursor, b: Cursor) => {
+  const nextA = a.groups.nexts[a.at] as number
+  const nextB = b.groups.nexts[b.at] as number
+  return (
+    nextA < nextB || (nextA === nextB && (a.groups.keys[a.at] as string) < (b.groups.keys[b.at] as string))
+  )
+}
+
+/**
+ * The groups of several lists in page order from their cursors on, each once (a group in several lists
+ * comes first at its soonest), through the `through`th: `visit` is handed each with its owner, group place,
+ * next start and key. A heap of the cursors, moved as they go: the work follows the page, not the groups.
+ */
+export function eachInPageOrder(
+  cursors: Cursor[],
+  through: number,
+  seen: (owner: number, place: number) => boolean,
+  visit: (owner: number, place: number, next: number, key: string) => void,
+): void {
+  const heap = cursors.filter((cursor) => cursor.at < cursor.groups.size)
+  const down = (from: number) => {
+    let at = from
+    for (;;) {
+      const left = 2 * at + 1
+      const right = left + 1
+      let least = at
+      if (left < heap.length && before(heap[left] as Cursor, heap[least] as Cursor)) least = left
+      if (right < heap.length && before(heap[right] as Cursor, heap[least] as Cursor)) least = right
+      if (least === at) return
+      ;[heap[at], heap[least]] = [heap[least] as Cursor, heap[at] as Cursor]
+      at = least
+    }
+  }
+  for (let at = (heap.length >> 1) - 1; at >= 0; at--) down(at)
+  let visited = 0
+  while (heap.length > 0 && visited < through) {
+    const top = heap[0] as Cursor
+    const { groups, at, owner } = top
+    const place = groups.places[at] as number
+    if (!seen(owner, place)) {
+      visit(owner, place, groups.nexts[at] as number, groups.keys[at] as string)
+      visited++
+    }
+    if (at + 1 < groups.size) top.at = at + 1
+    else heap[0] = heap[heap.length - 1] as Cursor
+    if (at + 1 >= groups.size) heap.pop()
+    down(0)
+  }
+}
