@@ -299,7 +299,6 @@ class PublisherSeries {
 
   /** The lists of places the filter's values name (undefined where a value names none); undefined when not asked. */
   listsOf(filter: IndexedFilter, wanted: Wanted): (number[] | undefined)[] | undefined {
-    const lookUp = (index: Map<string, number[]>, keys: string[]) => keys.map((key) => index.get(key))
     switch (filter) {
       case 'state':
         return wanted.state === undefined ? undefined : [this.byState.get(wanted.state)]
@@ -429,6 +428,11 @@ export function foundAt(found: Found, indexes: readonly number[]): Found {
     countsFrom: pick(countsFrom),
     firstsFrom: pick(firstsFrom),
   }
+}
+
+/** The lists of an index by these values, in their order (undefined where a value names none). */
+function lookUp(index: Map<string, number[]>, keys: string[]): (number[] | undefined)[] {
+  return keys.map((key) => index.get(key))
 }
 
 /** How many groups the lists' groups are together: each is in one publisher's places. */
