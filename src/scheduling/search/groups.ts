@@ -1,6 +1,6 @@
 import type { Db } from '../../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
-import type { GroupOnPage } from './listGroups.js'
+import { byKey, type GroupOnPage } from './listGroups.js'
 import type { Page, SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { type Series, SERVED_SERIES, statusIndex, TRAIT } from './series.js'
@@ -141,7 +141,7 @@ function pageOf(page: Page, keyOf: (group: number) => string): { group: number; 
   const keyed = tallies
     .candidates(through)
     .map((group) => ({ group, next: tallies.nexts[group] as number, key: keyOf(group) }))
-  keyed.sort((a, b) => a.next - b.next || (a.key < b.key ? -1 : 1))
+  keyed.sort((a, b) => a.next - b.next || byKey(a.key, b.key))
   return keyed.slice(page.offset, through)
 }
 
@@ -171,7 +171,7 @@ function tallied(
   filters: SlotFilters,
   status: number,
   page: Page,
-): { total: number; groups: GroupOnPage<Series>[] } {
+): { total: number; groups: GroupOnPage[] } {
   tallies.begin()
   index.eachMatching(filters, status, filters.startAfter, filters.startBefore, tallies.add)
   const onPage = pageOf(page, (group) => index.entrySeries(tallies.firstEntryOf(group)).groupKey)
@@ -189,7 +189,7 @@ function tallied(
   return { total: tallies.met, groups }
 }
 
-function toGroupMatch({ key, next, count, traits, series }: GroupOnPage<Series>): GroupMatch {
+function toGroupMatch({ key, next, count, traits, series }: GroupOnPage): GroupMatch {
   // One series at least: the one that made the group match.
   const { group } = series[0] as Series
   const accepting = new Set(series.map((each) => each.accepting))

@@ -1,3 +1,5 @@
+import type { Series } from './series.js'
+
 /**
  * A publisher's groups that one of its lists of series (those of a service type, a state, …: slotIndex.ts)
  * holds slots of a status in, from a moment on, with their next starts in page order. A grouped search over
@@ -47,6 +49,7 @@ const scratch = {
   keyPlaces: new Int32Array(0),
 }
 
+/** The groups of the series at the places of `list`, from the moment `source` reads their figures at. */
 export function makeListGroups(list: ArrayLike<number>, source: ListSource): ListGroups {
   if (scratch.stamps.length < source.groups) {
     const size = Math.max(source.groups, scratch.stamps.length * 2)
@@ -105,7 +108,7 @@ export function holdsAt(groups: ListGroups, moment: number): boolean {
   return groups.after < moment && moment <= groups.through
 }
 
-/** Group keys in page order: the order groups.ts sorts them in. */
+/** Group keys in page order, after their next starts: every grouped listing sorts them so. */
 export function byKey(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
@@ -118,13 +121,13 @@ export function bitCount(word: number): number {
 }
 
 /** A group on a page, as the listings show it: its matching series in id order and their figures. */
-export interface GroupOnPage<S> {
+export interface GroupOnPage {
   key: string
   next: number
   count: number
   /** The traits of its matching series (series.ts), or-ed. */
   traits: number
-  series: S[]
+  series: Series[]
 }
 
 /** A cursor in one list's groups in page order, for merging the lists of a search. */

@@ -537,7 +537,7 @@ export class SlotIndex {
     status: number,
     from: number | undefined,
     page: { offset: number; limit: number },
-  ): { total: number; groups: GroupOnPage<Series>[] } | undefined {
+  ): { total: number; groups: GroupOnPage[] } | undefined {
     const filter = soleListFilter(filters)
     if (filter === undefined) return undefined
     this.refresh()
@@ -568,7 +568,7 @@ export class SlotIndex {
     const bit = 1 << status
     const matches = filter === 'every' ? undefined : seriesTest(wanted)
     const seen = new Set<number>()
-    const onPage: GroupOnPage<Series>[] = []
+    const onPage: GroupOnPage[] = []
     const slots = { count: 0, first: 0, before: 0 }
     let rank = 0
     eachInPageOrder(
@@ -583,7 +583,7 @@ export class SlotIndex {
       (owner, _place, next, key) => {
         if (rank++ < page.offset) return
         const { indexed } = owners[owner] as Owner
-        const found: GroupOnPage<Series> = { key, next, count: 0, traits: 0, series: [] }
+        const found: GroupOnPage = { key, next, count: 0, traits: 0, series: [] }
         for (const place of indexed.byGroupKey.get(key) ?? NONE) {
           const series = indexed.all[place] as Series
           const traits = indexed.traits[place] as number
