@@ -88,7 +88,9 @@ const CASES: [query: string, where: string, params: unknown[]][] = [
     't.status = 0 AND t.start_ms >= ?',
     [Date.parse('2026-11-21T13:17:00Z')],
   ],
+  // One listed value alone: the page's beginning is found in the value's starts kept together.
   ['serviceTypeCode=57&includePast=true', `t.status = 0 AND r.service_types LIKE '%"code":"57"%'`, []],
+  ['state=ma', "t.status = 0 AND lower(r.state) = 'ma' AND t.start_ms >= ?", [Date.parse(DEFAULT_NOW)]],
   ['isVirtual=true&includePast=true', 't.status = 0 AND r.is_virtual = 1', []],
   [
     'acceptingPatients=newpt',

@@ -107,6 +107,8 @@ class PublisherSeries {
   #from: SlotsFrom | undefined
   /** Per list asked for by a grouped search, and per status from a moment and at any time: its groups. */
   readonly #listGroups = new WeakMap<readonly number[], (ListGroups | undefined)[]>()
+  /** Per list a deep page over it alone asked for, per status: its series' starts together (`listStarts`). */
+  readonly #listStarts = new WeakMap<readonly number[], (Float64Array | undefined)[]>()
   #allPlaces: number[] | undefined
 
   /** `groups`: how many groups its series are in, at most: their places are below it. */
@@ -222,6 +224,27 @@ class PublisherSeries {
   allPlaces(): readonly number[] {
     this.#allPlaces ??= this.all.map((_, place) => place)
     return this.#allPlaces
+  }
+
+  /**
+   * The starts of the status of the list's series together, ascending (8 bytes a slot), made by the first
+   * deep page over that list alone: where its page begins is then a binary search, not a sum by hour.
+   */
+  listStarts(db: Db, list: readonly number[], status: number): Float64Array {
+    let kept = this.#listStarts.get(list)
+    if (!kept) {
+      kept = []
+      this.#listStarts.set(list, kept)
+    }
+    let together = kept[status]
+    if (!together) {
+      together = startsTogether(
+        this.starts(db, status),
+        list.map((place) => (this.all[place] as Series).id),
+      )
+      kept[status] = together
+    }
+    return together
   }
 
   /**
@@ -797,6 +820,27 @@ export class SlotIndex {
       if (first !== undefined && (next === undefined || first < next)) next = first
     }
     return next
+  }
+
+  /**
+   * For a search over one listed value alone (a state, a city, one service type), each publisher's starts of
+   * the status of that value's series, together (`PublisherSeries.listStarts`): what `nthStart` finds a deep
+   * page's beginning in. Undefined for any other search.
+   */
+  listedStarts(filters: SeriesFilters, status: number): Float64Array[] | undefined {
+    const filter = soleListFilter(filters)
+    if (filter === undefined || filter === 'every') return undefined
+    this.refresh()
+    const wanted = wantedOf(filters)
+    const starts: Float64Array[] = []
+    for (const [slug, indexed] of this.#publishers) {
+      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      const own = (indexed.listsOf(filter, wanted) ?? []).filter((list): list is number[] => !!list?.length)
+      // Several values, or a specialty named by code and by system|code: their union is made per search.
+      if (own.length > 1) return undefined
+      if (own[0]) starts.push(indexed.listStarts(this.db, own[0], status))
+    }
+    return starts
   }
 
   /**

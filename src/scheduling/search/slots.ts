@@ -14,7 +14,7 @@ import {
 } from './matches.js'
 import { foundAt, type SlotIndex } from './slotIndex.js'
 import { masksBySync, type Series, type SeriesMask, SERVED_SERIES } from './series.js'
-import { firstMatches } from './startTimes.js'
+import { firstMatches, nthStart } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
 
 /** The slot listing: one page of matching slots in start order, read by key columns first, then whole. */
@@ -162,14 +162,19 @@ function pageStart(
 ): { filters: SlotFilters; page: Page } {
   const unchanged = { filters, page }
   if (page.offset < SKIP_FROM_OFFSET || filters.startBefore !== undefined) return unchanged
-  if (!match.everySeries && match.slots > 16 * page.offset) return unchanged
-  const skip = index.skipAhead(
-    match.everySeries ? undefined : match.series,
-    match.status,
-    total,
-    filters.startAfter,
-    page.offset,
-  )
+  // One listed value alone: its starts are kept together, and the very start of the match at the offset is
+  // a binary search in them, as over every series.
+  const listed = match.everySeries ? undefined : index.listedStarts(filters, match.status)
+  if (!match.everySeries && !listed && match.slots > 16 * page.offset) return unchanged
+  const skip = listed
+    ? nthStart(listed, filters.startAfter, page.offset)
+    : index.skipAhead(
+        match.everySeries ? undefined : match.series,
+        match.status,
+        total,
+        filters.startAfter,
+        page.offset,
+      )
   if (!skip) return unchanged
   return {
     filters: { ...filters, startAfter: skip.from },
