@@ -195,11 +195,7 @@ class PublisherSeries {
    * they hold (listGroups.ts). `list` is one of this publisher's lists, or `allPlaces()`.
    */
   listGroups(db: Db, list: readonly number[], status: number, moment: number | undefined): ListGroups {
-    let kept = this.#listGroups.get(list)
-    if (!kept) {
-      kept = []
-      this.#listGroups.set(list, kept)
-    }
+    const kept = keptFor(this.#listGroups, list)
     // At any time and from a moment apart: the first never changes while the publisher is served.
     const slot = status * 2 + (moment === undefined ? 1 : 0)
     let groups = kept[slot]
@@ -231,11 +227,7 @@ class PublisherSeries {
    * deep page over that list alone: where its page begins is then a binary search, not a sum by hour.
    */
   listStarts(db: Db, list: readonly number[], status: number): Float64Array {
-    let kept = this.#listStarts.get(list)
-    if (!kept) {
-      kept = []
-      this.#listStarts.set(list, kept)
-    }
+    const kept = keptFor(this.#listStarts, list)
     let together = kept[status]
     if (!together) {
       together = startsTogether(
@@ -453,6 +445,25 @@ export function foundAt(found: Found, indexes: readonly number[]): Found {
   }
 }
 
+/** A publisher in a search over one listed filter alone, with the non-empty lists of the values asked. */
+interface ListedPublisher {
+  indexed: PublisherSeries
+  lists: (readonly number[])[]
+}
+
+/** What is kept for a list (by status), made empty on first use. */
+function keptFor<T>(
+  kept: WeakMap<readonly number[], (T | undefined)[]>,
+  list: readonly number[],
+): (T | undefined)[] {
+  let made = kept.get(list)
+  if (!made) {
+    made = []
+    kept.set(list, made)
+  }
+  return made
+}
+
 /** The lists of an index by these values, in their order (undefined where a value names none). */
 function lookUp(index: Map<string, number[]>, keys: string[]): (number[] | undefined)[] {
   return keys.map((key) => index.get(key))
@@ -514,7 +525,7 @@ export class SlotIndex {
    * to date, with how many, the first one's start, its traits and its group's number in this search (its
    * group's place among its publisher's, after the groups of the publishers met before it). `entry` names
    * the series to `entrySeries` until the next search. Nothing is copied out: tallying ~10,000 series from the
-   * arrays of a match cost about as much again as finding them. Returns how many group numbers there can be.
+   * arrays of a match cost about as much again as finding them.
    */
   eachMatching(
     filters: SeriesFilters,
@@ -522,7 +533,7 @@ export class SlotIndex {
     from: number | undefined,
     through: number | undefined,
     visit: (group: number, count: number, first: number, traits: number, entry: number) => void,
-  ): number {
+  ): void {
     const count = this.#find(filters, status)
     const slots = { count: 0, first: 0, before: 0 }
     let publisher: PublisherSeries | undefined
@@ -547,7 +558,6 @@ export class SlotIndex {
         )
     }
     this.#entries = count
-    return span
   }
 
   /**
@@ -561,10 +571,8 @@ export class SlotIndex {
     from: number | undefined,
     page: { offset: number; limit: number },
   ): { total: number; groups: GroupOnPage[] } | undefined {
-    const filter = soleListFilter(filters)
-    if (filter === undefined) return undefined
-    this.refresh()
-    const wanted = wantedOf(filters)
+    const listed = this.#listedAlone(filters)
+    if (listed === undefined) return undefined
     // The publishers with lists asked for, and the number their groups are counted from in this search.
     interface Owner {
       indexed: PublisherSeries
@@ -574,13 +582,7 @@ export class SlotIndex {
     const cursors: Cursor[] = []
     let total = 0
     let span = 0
-    for (const [slug, indexed] of this.#publishers) {
-      if (filters.publisher !== undefined && slug !== filters.publisher) continue
-      const own =
-        filter === 'every'
-          ? [indexed.allPlaces()]
-          : (indexed.listsOf(filter, wanted) ?? []).filter((list): list is number[] => !!list?.length)
-      if (own.length === 0) continue
+    for (const { indexed, lists: own } of listed.publishers) {
       const owner = owners.length
       owners.push({ indexed, groupsBefore: span })
       span += indexed.groups
@@ -589,7 +591,7 @@ export class SlotIndex {
       total += made.length === 1 ? (made[0] as ListGroups).size : unionSize(made)
     }
     const bit = 1 << status
-    const matches = filter === 'every' ? undefined : seriesTest(wanted)
+    const matches = listed.every ? undefined : seriesTest(listed.wanted)
     const seen = new Set<number>()
     const onPage: GroupOnPage[] = []
     const slots = { count: 0, first: 0, before: 0 }
@@ -828,19 +830,37 @@ export class SlotIndex {
    * page's beginning in. Undefined for any other search.
    */
   listedStarts(filters: SeriesFilters, status: number): Float64Array[] | undefined {
+    const listed = this.#listedAlone(filters)
+    if (listed === undefined || listed.every) return undefined
+    // Several values, or a specialty named by code and by system|code: their union is made per search.
+    if (listed.publishers.some(({ lists }) => lists.length > 1)) return undefined
+    return listed.publishers.map(({ indexed, lists }) =>
+      indexed.listStarts(this.db, lists[0] as readonly number[], status),
+    )
+  }
+
+  /**
+   * For a search whose filters are one listed filter alone (soleListFilter) or none (`every`), after bringing
+   * changed publishers up to date: each publisher in it with the non-empty lists of the values asked (every
+   * place as one list for none). Undefined for any other search.
+   */
+  #listedAlone(
+    filters: SeriesFilters,
+  ): { every: boolean; wanted: Wanted; publishers: ListedPublisher[] } | undefined {
     const filter = soleListFilter(filters)
-    if (filter === undefined || filter === 'every') return undefined
+    if (filter === undefined) return undefined
     this.refresh()
     const wanted = wantedOf(filters)
-    const starts: Float64Array[] = []
+    const publishers: ListedPublisher[] = []
     for (const [slug, indexed] of this.#publishers) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
-      const own = (indexed.listsOf(filter, wanted) ?? []).filter((list): list is number[] => !!list?.length)
-      // Several values, or a specialty named by code and by system|code: their union is made per search.
-      if (own.length > 1) return undefined
-      if (own[0]) starts.push(indexed.listStarts(this.db, own[0], status))
+      const lists =
+        filter === 'every'
+          ? [indexed.allPlaces()]
+          : (indexed.listsOf(filter, wanted) ?? []).filter((list): list is number[] => !!list?.length)
+      if (lists.length > 0) publishers.push({ indexed, lists })
     }
-    return starts
+    return { every: filter === 'every', wanted, publishers }
   }
 
   /**
