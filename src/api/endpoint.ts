@@ -117,6 +117,12 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
    * answers 504 past the whole-call deadline (SVC_UPSTREAM_DEADLINE_S); a `batch` keeps its own budget.
    */
   waits?: 'call' | 'batch'
+  /**
+   * What the answers are made from, brought up to date with the store before the answer cache or the handler
+   * looks: a promise while that runs in slices off the event loop (an index being loaded after a sync),
+   * undefined when it is up to date.
+   */
+  ready?: () => Promise<void> | undefined
   handler: (request: EndpointRequest<P>, services: Services) => EndpointResponse | Promise<EndpointResponse>
 }
 

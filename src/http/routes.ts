@@ -221,6 +221,19 @@ export function answerRequest(
   invocation: Omit<Invocation, 'query'>,
   services: Services,
 ): PreparedAnswer | Promise<PreparedAnswer> {
+  const preparing = endpoint.ready?.()
+  // Once waited for, what changed in the meantime is caught up with by the handler itself: no waiting again.
+  if (preparing) return preparing.then(() => answerNow(endpoint, path, query, invocation, services))
+  return answerNow(endpoint, path, query, invocation, services)
+}
+
+function answerNow(
+  endpoint: Endpoint,
+  path: string,
+  query: string,
+  invocation: Omit<Invocation, 'query'>,
+  services: Services,
+): PreparedAnswer | Promise<PreparedAnswer> {
   // Read before the handler runs: a change committed while it runs makes what it answered look old.
   const generation = services.db.changeGeneration()
   const key = endpoint.method === 'GET' ? `${path}?${query}` : undefined

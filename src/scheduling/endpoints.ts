@@ -166,6 +166,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
     summary: 'Slots matching the filters, by start then id, paged',
     params: SLOT_SEARCH_PARAMS,
     responses: listing('slots', SLOT),
+    ready: () => index.ready(),
     handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)
@@ -182,6 +183,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
     summary: 'The same matches grouped by provider at a location, by next available start then key',
     params: SLOT_FILTER_PARAMS,
     responses: listing('providerLocations', PROVIDER_LOCATION),
+    ready: () => index.ready(),
     handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)
@@ -199,6 +201,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
     summary: 'Older grouping form: one card per provider/location group',
     params: SLOT_FILTER_PARAMS,
     responses: listing('actors', ACTOR),
+    ready: () => index.ready(),
     handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)

@@ -9,8 +9,10 @@ import {
   startsBegin,
   startsEnd,
   startsTogether,
+  startsTogetherSteps,
   type SyncStarts,
 } from './startTimes.js'
+import { runInSlices, runNow, type Steps } from '../../workInSlices.js'
 import { SLOT_STATUSES } from '../model.js'
 import {
   bitCount,
@@ -57,6 +59,11 @@ import {
  */
 
 const NONE: number[] = []
+
+/** Rows of a publisher's groups or series read at a time while loading it: a millisecond's work or two. */
+const LOAD_ROWS = 128
+/** The status every search from now asks for unless told otherwise: its starts are made as a publisher loads. */
+const FREE = SLOT_STATUSES.indexOf('free')
 
 /** The filters the index lists series by, in the order a search considers them for its candidates. */
 const INDEXED_FILTERS: readonly IndexedFilter[] = [
@@ -137,9 +144,14 @@ class PublisherSeries {
 
   /** Its served series' starts of the status together, ascending: made once, a few ms for a national publisher. */
   servedStarts(db: Db, status: number): Float64Array {
+    return runNow(this.servedStartsSteps(db, status))
+  }
+
+  /** `servedStarts` in steps (workInSlices.ts), the series' starts read in one. */
+  *servedStartsSteps(db: Db, status: number): Steps<Float64Array> {
     let sorted = this.#servedStarts[status]
     if (!sorted) {
-      sorted = startsTogether(
+      sorted = yield* startsTogetherSteps(
         this.starts(db, status),
         this.all.map((series) => series.id),
       )
@@ -494,6 +506,8 @@ export class SlotIndex {
   /** The served publishers' series, replaced (never changed) when one changes: what an answer was made from. */
   #served: ReadonlyMap<string, PublisherSeries> = new Map()
   #generation = -1
+  /** The bringing up to date under way in slices (`ready`), if any. */
+  #catchingUp: Promise<void> | undefined
   /**
    * What a search found, as publisher and place, before it is copied out at its exact size: kept from one
    * search to the next (searches run one at a time), so that finding allocates nothing.
@@ -933,59 +947,69 @@ export class SlotIndex {
     return [...this.#publishers.values()].flatMap((indexed) => indexed.members())
   }
 
-  /** Brings changed publishers up to date (every search does, first; a few µs when nothing changed). */
+  /**
+   * Brings changed publishers up to date now (every search does, first; a few µs when nothing changed). A
+   * server awaits `ready` before a search instead, so that this finds nothing left to do.
+   */
   refresh() {
-    const generation = this.db.changeGeneration()
-    if (generation === this.#generation) return
-    this.#generation = generation
-    const publishers = this.db.statement('SELECT slug, enabled, slot_part AS part FROM publishers').all() as {
-      slug: string
-      enabled: number
-      part: number | null
-    }[]
-    const served = new Set<string>()
-    let changed = false
-    for (const { slug, enabled, part } of publishers) {
-      if (enabled !== 1 || part === null) continue
-      served.add(slug)
-      if (this.#publishers.get(slug)?.part === part) continue
-      this.#load(slug, part)
-      changed = true
-    }
-    for (const slug of this.#publishers.keys()) {
-      if (served.has(slug)) continue
-      this.#forget(slug)
-      this.#publishers.delete(slug)
-      changed = true
-    }
-    if (changed) this.#served = new Map(this.#publishers)
+    runNow(this.#catchUp())
   }
 
-  #load(slug: string, part: number) {
-    const sync = this.db
-      .statement(
-        'SELECT transaction_time AS transactionTime, synced_at AS syncedAt FROM publishers WHERE slug = ?',
-      )
-      .get(slug) as SyncDetails
-    const groups = new Map(
-      (
-        this.db
-          .statement('SELECT id, location, provider, is_virtual FROM sched_groups WHERE publisher = ?')
-          .raw()
-          .all(slug) as [number, string, string | null, number][]
-      ).map(([id, location, provider, isVirtual], place): [number, GroupDetails] => [
-        id,
-        { publisher: slug, place, location, provider, isVirtual: isVirtual === 1 },
-      ]),
-    )
-    const indexed = new PublisherSeries(part, groups.size)
-    const rows = this.db
-      .statement(`SELECT * FROM sched_series r WHERE r.publisher = ? AND ${SERVED_SERIES} ORDER BY r.id`)
-      .all(slug) as SeriesRow[]
-    for (const row of rows) {
-      const group = groups.get(row.group_id)
-      if (group) indexed.add(toSeries(row, part, group, sync))
+  /**
+   * Undefined when the index is up to date with the store; else a promise of bringing it up to date, in slices
+   * between which the event loop serves other requests (a publisher of 300,000 slots took 0.1-0.3 s to load,
+   * and every publisher at once after a sync with no search between its commits 0.4 s, every other request
+   * waiting). Callers meanwhile share that one promise.
+   */
+  ready(): Promise<void> | undefined {
+    if (this.db.changeGeneration() === this.#generation) return undefined
+    this.#catchingUp ??= runInSlices(this.#catchUp()).finally(() => {
+      this.#catchingUp = undefined
+    })
+    return this.#catchingUp
+  }
+
+  /**
+   * Loads each publisher synced, enabled or disabled since the last time and puts it in place, then lets go
+   * of those no longer served. Done in slices, it is done when no change has come since the publishers were
+   * listed (else they are listed again; those in place already are not loaded again). Searches wait for it
+   * (`ready`), so none sees some publishers in place and others not yet.
+   */
+  *#catchUp(): Steps<void> {
+    let changed = false
+    for (;;) {
+      const generation = this.db.changeGeneration()
+      if (generation === this.#generation) return
+      const served = new Map<string, number>()
+      for (const { slug, enabled, part } of this.db
+        .statement('SELECT slug, enabled, slot_part AS part FROM publishers')
+        .all() as { slug: string; enabled: number; part: number | null }[]) {
+        if (enabled === 1 && part !== null) served.set(slug, part)
+      }
+      let complete = true
+      for (const [slug, part] of served) {
+        if (this.#publishers.get(slug)?.part === part) continue
+        const indexed = yield* this.#load(slug, part)
+        if (indexed) this.#put(slug, indexed)
+        else complete = false
+        changed = true
+        yield
+      }
+      for (const slug of this.#publishers.keys()) {
+        if (served.has(slug)) continue
+        this.#forget(slug)
+        this.#publishers.delete(slug)
+        changed = true
+      }
+      if (!complete || this.db.changeGeneration() !== generation) continue
+      if (changed) this.#served = new Map(this.#publishers)
+      this.#generation = generation
+      return
     }
+  }
+
+  /** Serves the publisher's series as loaded, in place of those it had. */
+  #put(slug: string, indexed: PublisherSeries) {
     this.#forget(slug)
     for (const series of indexed.all) this.#byId.set(series.id, series)
     for (const npi of indexed.byNpi.keys()) {
@@ -994,6 +1018,60 @@ export class SlotIndex {
       else this.#npiPublishers.set(npi, [indexed])
     }
     this.#publishers.set(slug, indexed)
+  }
+
+  /**
+   * One publisher's series as of its sync `part`, read LOAD_ROWS at a time, with its free slots' starts
+   * (what every search from now reads); undefined when the publisher was synced again, enabled or disabled
+   * while it was being read.
+   */
+  *#load(slug: string, part: number): Steps<PublisherSeries | undefined> {
+    const sync = this.db
+      .statement(
+        'SELECT transaction_time AS transactionTime, synced_at AS syncedAt FROM publishers WHERE slug = ?',
+      )
+      .get(slug) as SyncDetails
+    const groups = new Map<number, GroupDetails>()
+    for (let after = 0; ; yield) {
+      const rows = this.db
+        .statement(
+          `SELECT id, location, provider, is_virtual FROM sched_groups WHERE publisher = ? AND id > ? ORDER BY id LIMIT ${LOAD_ROWS}`,
+        )
+        .raw()
+        .all(slug, after) as [number, string, string | null, number][]
+      for (const [id, location, provider, isVirtual] of rows)
+        groups.set(id, {
+          publisher: slug,
+          place: groups.size,
+          location,
+          provider,
+          isVirtual: isVirtual === 1,
+        })
+      if (rows.length < LOAD_ROWS) break
+      after = (rows[rows.length - 1] as [number, ...unknown[]])[0]
+    }
+    const indexed = new PublisherSeries(part, groups.size)
+    for (let after = 0; ;) {
+      yield
+      const rows = this.db
+        .statement(
+          `SELECT * FROM sched_series r WHERE r.publisher = ? AND r.id > ? AND ${SERVED_SERIES} ORDER BY r.id LIMIT ${LOAD_ROWS}`,
+        )
+        .all(slug, after) as SeriesRow[]
+      for (const row of rows) {
+        const group = groups.get(row.group_id)
+        if (group) indexed.add(toSeries(row, part, group, sync))
+      }
+      if (rows.length < LOAD_ROWS) break
+      after = (rows[rows.length - 1] as SeriesRow).id
+    }
+    yield
+    indexed.starts(this.db, FREE)
+    yield* indexed.servedStartsSteps(this.db, FREE)
+    const now = this.db
+      .statement('SELECT enabled, slot_part AS part FROM publishers WHERE slug = ?')
+      .get(slug) as { enabled: number; part: number | null } | undefined
+    return now?.enabled === 1 && now.part === part ? indexed : undefined
   }
 
   /** Lets go of the publisher's series by id and of its NPIs (they are replaced or no longer served). */
