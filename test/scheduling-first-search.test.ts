@@ -3,8 +3,9 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/app/store.js'
-import { addPublisher } from '../src/scheduling/publishers.js'
+import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
 import { SERVED_SERIES } from '../src/scheduling/search/series.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { MIN_FETCH_INTERVAL_MS, syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
@@ -154,5 +155,37 @@ describe('the first searches after a sync', () => {
     expect(grouped.answer.total).toBe(PUBLISHERS * (LOCATIONS / STATES.length))
     expect(slots.heldMs).toBeLessThan(50)
     expect(grouped.heldMs).toBeLessThan(50)
+  }, 120_000)
+
+  it('are answered from the store as it is once loaded, whatever changed while loading', async () => {
+    const db = openDatabase(server.dbPath)
+    const firstSeriesOf = (slug: string) =>
+      db.prepare('SELECT min(id) FROM sched_series WHERE publisher = ?').pluck().get(slug) as number
+    try {
+      const index = new SlotIndex(db)
+      index.refresh()
+      await syncAll(NOW + 2 * MIN_FETCH_INTERVAL_MS, 59)
+      const loading = index.ready()
+      expect(loading).toBeInstanceOf(Promise)
+      // p0 loaded and in place, the others not yet: p0 is disabled then, and must not be served after all.
+      while (index.seriesById(firstSeriesOf('p0')) === undefined) await new Promise(setImmediate)
+      expect(index.seriesById(firstSeriesOf(`p${PUBLISHERS - 1}`))).toBeUndefined()
+      setPublisherEnabled(server.server.db, 'p0', false)
+      await loading
+      const slugs = Array.from({ length: PUBLISHERS }, (_, publisher) => `p${publisher}`)
+      const served = server.server.db
+        .prepare(
+          `SELECT count(*) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
+           JOIN publishers p ON p.slug = r.publisher AND p.slot_part = t.part WHERE ${SERVED_SERIES}`,
+        )
+        .pluck()
+        .get() as number
+      expect(served).toBe((PUBLISHERS - 1) * LOCATIONS * SLOTS_PER_LOCATION)
+      expect(index.servedSlots(['p0'])).toBe(0)
+      expect(index.servedSlots(slugs)).toBe(served)
+    } finally {
+      db.close()
+      setPublisherEnabled(server.server.db, 'p0', true)
+    }
   }, 120_000)
 })

@@ -6,7 +6,11 @@ import {
   skipAhead,
   nthStart,
   type StartLists,
+  startsTogether,
+  startsTogetherSteps,
+  type SyncStarts,
 } from '../src/scheduling/search/startTimes.js'
+import { runInSlices } from '../src/workInSlices.js'
 
 /** Lists given whole, as the ranges skipAhead reads. */
 const wholeLists =
@@ -133,5 +137,31 @@ describe('the count-th soonest next match', () => {
             }
       expect(firstMatches(values, count)).toEqual(expected)
     }
+  })
+})
+
+describe("a part's starts together", () => {
+  it("are every chosen series' starts in ascending order, at once and in slices, past the blocks sorted at once", async () => {
+    let seed = 5
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647
+    // Ids 10 to 5,009, each series' starts ascending: about 250,000 starts.
+    const lists = Array.from({ length: 5_000 }, () =>
+      Array.from({ length: Math.floor(random() * 100) }, () => at(Math.floor(random() * 2_880) / 4)).sort(
+        (a, b) => a - b,
+      ),
+    )
+    const offsets = new Int32Array(lists.length + 1)
+    lists.forEach((list, index) => {
+      offsets[index + 1] = (offsets[index] as number) + list.length
+    })
+    const sync: SyncStarts = { lo: 10, at: offsets, starts: Float64Array.from(lists.flat()) }
+    // Every third series, and one outside the part (no starts).
+    const ids = [...lists.keys()].filter((index) => index % 3 !== 1).map((index) => index + 10)
+    ids.push(5)
+    const expected = ids.flatMap((id) => lists[id - 10] ?? []).sort((a, b) => a - b)
+    // Four blocks of 32,768 (SORT_BLOCK) and part of a fifth: three rounds of merging.
+    expect(expected.length).toBeGreaterThan(4 * 32_768)
+    expect([...startsTogether(sync, ids)]).toEqual(expected)
+    expect([...(await runInSlices(startsTogetherSteps(sync, ids)))]).toEqual(expected)
   })
 })

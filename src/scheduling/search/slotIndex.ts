@@ -3,7 +3,7 @@ import {
   countBefore,
   endThrough,
   firstFrom,
-  loadStarts,
+  loadStartsSteps,
   nthStart,
   skipAhead,
   startsBegin,
@@ -131,11 +131,16 @@ class PublisherSeries {
   }
 
   starts(db: Db, status: number): SyncStarts {
+    return runNow(this.startsSteps(db, status))
+  }
+
+  /** `starts` in steps (workInSlices.ts). */
+  *startsSteps(db: Db, status: number): Steps<SyncStarts> {
     let starts = this.#starts[status]
     if (!starts) {
       const [served] = this.members()
       starts = served
-        ? loadStarts(db, served, status)
+        ? yield* loadStartsSteps(db, served, status)
         : { lo: 0, at: new Int32Array(0), starts: new Float64Array(0) }
       this.#starts[status] = starts
     }
@@ -147,12 +152,12 @@ class PublisherSeries {
     return runNow(this.servedStartsSteps(db, status))
   }
 
-  /** `servedStarts` in steps (workInSlices.ts), the series' starts read in one. */
+  /** `servedStarts` in steps (workInSlices.ts). */
   *servedStartsSteps(db: Db, status: number): Steps<Float64Array> {
     let sorted = this.#servedStarts[status]
     if (!sorted) {
       sorted = yield* startsTogetherSteps(
-        this.starts(db, status),
+        yield* this.startsSteps(db, status),
         this.all.map((series) => series.id),
       )
       this.#servedStarts[status] = sorted
@@ -1065,8 +1070,6 @@ export class SlotIndex {
       if (rows.length < LOAD_ROWS) break
       after = (rows[rows.length - 1] as SeriesRow).id
     }
-    yield
-    indexed.starts(this.db, FREE)
     yield* indexed.servedStartsSteps(this.db, FREE)
     const now = this.db
       .statement('SELECT enabled, slot_part AS part FROM publishers WHERE slug = ?')

@@ -130,13 +130,29 @@ function packed(lo: number, hi: number, rows: ReadStarts): { at: Int32Array; sta
   return { at, starts }
 }
 
-/** The starts of the slots of the status of a part's series with ids from `lo` to `hi`. */
-export function loadStarts(
+/** Series whose stored starts one statement of `loadStartsSteps` reads. */
+const STARTS_READ_SERIES = 256
+
+/**
+ * The starts of the slots of the status of a part's series with ids from `lo` to `hi`, in steps: the stored
+ * ones STARTS_READ_SERIES series at a time. A part synced before starts were stored is read from its slots
+ * in one.
+ */
+export function* loadStartsSteps(
   db: Db,
   part: { part: number; lo: number; hi: number },
   status: number,
-): SyncStarts {
-  const rows = storedStarts(db, part, status) ?? startsFromSlots(db, part, status)
+): Steps<SyncStarts> {
+  let rows: ReadStarts = []
+  for (let lo = part.lo; lo <= part.hi; lo += STARTS_READ_SERIES) {
+    const some = storedStarts(db, { lo, hi: Math.min(part.hi, lo + STARTS_READ_SERIES - 1) }, status)
+    if (!some) {
+      rows = startsFromSlots(db, part, status)
+      break
+    }
+    for (const row of some) rows.push(row)
+    yield
+  }
   return { lo: part.lo, ...packed(part.lo, part.hi, rows) }
 }
 
