@@ -211,7 +211,8 @@ function render(
 
 /**
  * An endpoint's answer to a request for `path` with the raw `query`, made ready to send. A GET's answer the
- * endpoint let be reused is kept under its path and query and given again while it holds. A handler that
+ * endpoint let be reused is kept under its path and query and given again while it holds. An endpoint whose
+ * store-derived state is being brought up to date (`Endpoint.ready`) answers once that is done. A handler that
  * answers at once is answered at once (a batch runs its entries without a promise each).
  */
 export function answerRequest(

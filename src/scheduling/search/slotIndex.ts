@@ -103,7 +103,10 @@ class PublisherSeries {
   readonly byGroupKey = new Map<string, number[]>()
 
   #members: SeriesMask[] | undefined
-  /** Per status: its series' slot starts, read by the first search that needs them (see startTimes.ts). */
+  /**
+   * Per status: its series' slot starts, free slots' read as the publisher loads, the others' by the first
+   * search that needs them (see startTimes.ts).
+   */
   readonly #starts: (SyncStarts | undefined)[] = []
   /** A mark per place, all clear between searches, and room for every place: what a union of lists is taken with. */
   #marks: Uint8Array | undefined
@@ -962,9 +965,9 @@ export class SlotIndex {
 
   /**
    * Undefined when the index is up to date with the store; else a promise of bringing it up to date, in slices
-   * between which the event loop serves other requests (a publisher of 300,000 slots took 0.1-0.3 s to load,
-   * and every publisher at once after a sync with no search between its commits 0.4 s, every other request
-   * waiting). Callers meanwhile share that one promise.
+   * between which the event loop serves other requests (loaded at once, a publisher of 300,000 slots held it
+   * 0.1-0.3 s, and the national bench set synced with no search between its commits 1.0-1.2 s). Callers
+   * meanwhile share that one promise.
    */
   ready(): Promise<void> | undefined {
     if (this.db.changeGeneration() === this.#generation) return undefined

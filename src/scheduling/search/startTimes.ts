@@ -4,7 +4,8 @@ import { SLOTS_BY_SERIES } from '../schema.js'
 
 /**
  * Each series' slot starts (epoch ms, ascending), per status, as the sync stores them in
- * sched_series_starts and the first search that needs a publisher's reads them once per sync. They answer
+ * sched_series_starts and a server reads them once per sync (free slots' as it loads the publisher, the
+ * others' when a search first needs them). They answer
  * what a search would otherwise read slots for, in a binary search per matching series whatever the number
  * of slots:
  * - how many of a series' slots lie before a moment or within a window, and its next start from a moment
