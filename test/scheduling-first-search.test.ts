@@ -1,4 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -7,6 +6,7 @@ import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.
 import { SERVED_SERIES } from '../src/scheduling/search/series.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { MIN_FETCH_INTERVAL_MS, syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+import { writeBulkFeed } from './support/bulkFeed.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
 /**
@@ -29,64 +29,47 @@ let feedRoot: string
 
 /** A publisher's feed: LOCATIONS walk-in schedules of SLOTS_PER_LOCATION slots over 30 days, moved by `shift`. */
 function writeFeed(publisher: number, shift: number) {
-  const dir = join(feedRoot, `p${publisher}`)
-  mkdirSync(dir, { recursive: true })
-  const locations: string[] = []
-  const schedules: string[] = []
-  const slots: string[] = []
+  const locations: unknown[] = []
+  const schedules: unknown[] = []
+  const slots: unknown[] = []
   for (let at = 0; at < LOCATIONS; at++) {
     const id = `${publisher}-${at}`
-    locations.push(
-      JSON.stringify({
-        resourceType: 'Location',
-        id: `l${id}`,
-        name: `Clinic ${id}`,
-        address: { city: `City ${at % 97}`, state: STATES[at % STATES.length] },
-      }),
-    )
-    schedules.push(
-      JSON.stringify({
-        resourceType: 'Schedule',
-        id: `s${id}`,
-        serviceType: [
-          {
-            coding: [
-              { system: 'http://terminology.hl7.org/CodeSystem/service-type', code: String(50 + (at % 20)) },
-            ],
-          },
-        ],
-        actor: [{ reference: `Location/l${id}` }],
-      }),
-    )
+    locations.push({
+      resourceType: 'Location',
+      id: `l${id}`,
+      name: `Clinic ${id}`,
+      address: { city: `City ${at % 97}`, state: STATES[at % STATES.length] },
+    })
+    schedules.push({
+      resourceType: 'Schedule',
+      id: `s${id}`,
+      serviceType: [
+        {
+          coding: [
+            { system: 'http://terminology.hl7.org/CodeSystem/service-type', code: String(50 + (at % 20)) },
+          ],
+        },
+      ],
+      actor: [{ reference: `Location/l${id}` }],
+    })
     for (let nth = 0; nth < SLOTS_PER_LOCATION; nth++) {
       const start = NOW + ((at * 7 + nth * 97 + shift) % (30 * 96)) * 900_000
-      slots.push(
-        JSON.stringify({
-          resourceType: 'Slot',
-          id: `t${id}-${nth}`,
-          schedule: { reference: `Schedule/s${id}` },
-          status: nth % 5 === 0 ? 'busy' : 'free',
-          start: new Date(start).toISOString(),
-          end: new Date(start + 900_000).toISOString(),
-        }),
-      )
+      slots.push({
+        resourceType: 'Slot',
+        id: `t${id}-${nth}`,
+        schedule: { reference: `Schedule/s${id}` },
+        status: nth % 5 === 0 ? 'busy' : 'free',
+        start: new Date(start).toISOString(),
+        end: new Date(start + 900_000).toISOString(),
+      })
     }
   }
-  writeFileSync(join(dir, 'locations.ndjson'), `${locations.join('\n')}\n`)
-  writeFileSync(join(dir, 'schedules.ndjson'), `${schedules.join('\n')}\n`)
-  writeFileSync(join(dir, 'slots.ndjson'), `${slots.join('\n')}\n`)
-  writeFileSync(
-    join(dir, '$bulk-publish'),
-    JSON.stringify({
-      transactionTime: new Date(NOW + shift).toISOString(),
-      output: [
-        { type: 'Location', url: 'locations.ndjson' },
-        { type: 'Schedule', url: 'schedules.ndjson' },
-        { type: 'Slot', url: 'slots.ndjson' },
-      ],
-    }),
-  )
-  return join(dir, '$bulk-publish')
+  return writeBulkFeed(join(feedRoot, `p${publisher}`), {
+    transactionTime: NOW + shift,
+    locations,
+    schedules,
+    slots,
+  })
 }
 
 /** Every publisher synced by a connection of its own (as `svc import publishers` does), at `at`. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -9,6 +9,7 @@ import { searchGroups } from '../src/scheduling/search/groups.js'
 import { SERVED_SERIES } from '../src/scheduling/search/series.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+import { writeBulkFeed } from './support/bulkFeed.js'
 
 /**
  * Grouped searches tally each matching series into its group in arrays kept from search to search
@@ -26,7 +27,6 @@ let db: Db
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-many-groups-'))
-  const lines = (records: unknown[]) => `${records.map((record) => JSON.stringify(record)).join('\n')}\n`
   const locations = Array.from({ length: LOCATIONS }, (_, index) => ({
     resourceType: 'Location',
     id: `l${index}`,
@@ -56,22 +56,9 @@ beforeAll(async () => {
       }
     }),
   )
-  writeFileSync(join(dir, 'locations.ndjson'), lines(locations))
-  writeFileSync(join(dir, 'schedules.ndjson'), lines(schedules))
-  writeFileSync(join(dir, 'slots.ndjson'), lines(slots))
-  writeFileSync(
-    join(dir, '$bulk-publish'),
-    JSON.stringify({
-      transactionTime: new Date(FROM).toISOString(),
-      output: [
-        { type: 'Location', url: 'locations.ndjson' },
-        { type: 'Schedule', url: 'schedules.ndjson' },
-        { type: 'Slot', url: 'slots.ndjson' },
-      ],
-    }),
-  )
+  const manifestUrl = writeBulkFeed(dir, { transactionTime: FROM, locations, schedules, slots })
   db = openDatabase(join(dir, 'svc.db'))
-  addPublisher(db, { slug: 'many', manifestUrl: join(dir, '$bulk-publish') })
+  addPublisher(db, { slug: 'many', manifestUrl })
   expect((await syncPublisher(db, 'many', { clock: () => FROM })).outcome).toBe('synced')
 })
 
