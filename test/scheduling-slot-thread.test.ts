@@ -76,7 +76,24 @@ function slotLine(line: number): string {
   return JSON.stringify(slot)
 }
 
-function writeFeed(dir: string, lastLine?: string): string {
+/** A second slot file of `count` more slots; the lines `refused` says are not JSON. */
+function moreSlotLines(count: number, refused: (line: number) => boolean): string {
+  return Array.from({ length: count }, (_, index) => {
+    if (refused(index + 1)) return '{"resourceType": "Slot"'
+    const start = FROM + (index % 400) * 900_000
+    return JSON.stringify({
+      resourceType: 'Slot',
+      id: `m${index + 1}`,
+      schedule: { reference: `Schedule/s${index % 7}` },
+      status: 'free',
+      start: new Date(start).toISOString(),
+      end: new Date(start + 900_000).toISOString(),
+      extension: [{ url: `${STU1}booking-deep-link`, valueUrl: `https://book.example.org/m/${index + 1}` }],
+    })
+  }).join('\n')
+}
+
+function writeFeed(dir: string, lastLine?: string, more?: string): string {
   mkdirSync(dir, { recursive: true })
   writeFileSync(
     join(dir, 'locations.ndjson'),
@@ -97,6 +114,7 @@ function writeFeed(dir: string, lastLine?: string): string {
   )
   const lines = Array.from({ length: SLOTS }, (_, index) => slotLine(index + 1))
   writeFileSync(join(dir, 'slots.ndjson'), `${lines.join('\n')}\n${lastLine ?? ''}`)
+  if (more !== undefined) writeFileSync(join(dir, 'more-slots.ndjson'), more)
   writeFileSync(
     join(dir, '$bulk-publish'),
     JSON.stringify({
@@ -106,6 +124,7 @@ function writeFeed(dir: string, lastLine?: string): string {
         { type: 'Location', url: 'locations.ndjson' },
         { type: 'Schedule', url: 'schedules.ndjson' },
         { type: 'Slot', url: 'slots.ndjson' },
+        ...(more === undefined ? [] : [{ type: 'Slot', url: 'more-slots.ndjson' }]),
       ],
     }),
   )
@@ -155,6 +174,35 @@ describe('slot lines read on the parser thread', () => {
     ])
     expect(storedSlot(db, 'big:t29999')).toMatchObject({ status: 0, booking_link: null, capacity: null })
     expect(storedSlot(db, 'big:t30000')).toMatchObject({ status: 1 })
+    db.close()
+  })
+
+  it("keep each file's lines apart and in order when the thread is full and this thread parses too", async () => {
+    // 60,000 more lines in a second file: more groups than the thread takes at once, so some are parsed
+    // on the calling thread between the thread's, and the first file's last group is still out when the
+    // second file opens.
+    const MORE = 60_000
+    // Spread over the file, so that a group settled out of turn would show in the order of the refusals.
+    const refused = (line: number) => line % 5_000 === 1_234
+    const refusedLines = Array.from({ length: MORE }, (_, index) => index + 1).filter(refused)
+    const db = openDatabase(join(dir, 'two-files', 'svc.db'))
+    const feed = join(dir, 'feed-two-files')
+    addPublisher(db, { slug: 'big', manifestUrl: writeFeed(feed, undefined, moreSlotLines(MORE, refused)) })
+    const report = await syncPublisher(db, 'big', { clock: () => FROM })
+    expect(report.outcome).toBe('synced')
+    expect(report.read).toBe(1 + 7 + SLOTS - 1 + MORE)
+    expect(report.written).toBe(SLOTS - 1 - REFUSED.size + MORE - refusedLines.length)
+    expect(report.problems.map(({ file, line }) => [file, line])).toEqual([
+      ...[...REFUSED.keys()].map((line) => [join(feed, 'slots.ndjson'), line]),
+      ...refusedLines.map((line) => [join(feed, 'more-slots.ndjson'), line]),
+    ])
+    const links = db.prepare("SELECT id, booking_link FROM sched_slots WHERE id GLOB 'big:m*'").all() as {
+      id: string
+      booking_link: string
+    }[]
+    expect(links).toHaveLength(MORE - refusedLines.length)
+    for (const { id, booking_link } of links)
+      expect(booking_link).toBe(`https://book.example.org/m/${id.slice(5)}`)
     db.close()
   })
 

@@ -132,22 +132,33 @@ async function eachRecord(
   return read
 }
 
-/** Reads every Slot line of an output through `parser`: `take` with each slot, in line order. */
+/**
+ * Reads every Slot line of the outputs, file after file, through `parser`: `take` with each slot and its
+ * file, in line order. Returns the lines read.
+ */
 async function eachSlot(
-  output: ManifestOutput,
+  outputs: readonly ManifestOutput[],
   manifest: Manifest,
   options: FeedOptions,
   problems: Problems,
   parser: SlotParser,
-  take: (slot: SlotRecord, line: number) => void,
+  take: (slot: SlotRecord, line: number, file: string) => void,
 ): Promise<number> {
-  const file = displayName(output.url)
   let read = 0
-  await parser.each(readNdjsonLines(output.url, manifest, options), (batch) => {
-    read += batch.records
-    if (batch.brokenEnd) throw new FeedError(`${file} ends in a partial record`)
-    eachOfBatch(batch, take, (line, message) => problems.add({ file, line, message }))
-  })
+  await parser.each(
+    outputs,
+    (output) => readNdjsonLines(output.url, manifest, options),
+    (batch, output) => {
+      const file = displayName(output.url)
+      read += batch.records
+      if (batch.brokenEnd) throw new FeedError(`${file} ends in a partial record`)
+      eachOfBatch(
+        batch,
+        (slot, line) => take(slot, line, file),
+        (line, message) => problems.add({ file, line, message }),
+      )
+    },
+  )
   return read
 }
 
@@ -250,7 +261,7 @@ async function importFeed(
 ): Promise<void> {
   const model = new FeedModel(publisher.slug)
   let references = 0
-  // Counted here: report.read only moves once a whole file is read.
+  // Counted here: report.read only moves once every slot file is read.
   let slotsTaken = 0
   const progress = () => {
     slotsTaken++
@@ -285,35 +296,33 @@ async function importFeed(
       .pluck()
       .get() as number
     const writer = new SlotWriter(db, publisher.slug, part)
-    for (const output of manifest.outputs.filter((candidate) => candidate.type === 'Slot')) {
-      const file = displayName(output.url)
-      report.read += await eachSlot(output, manifest, options, problems, parser, (slot, line) => {
-        progress()
-        const schedule = model.schedules.get(slot.scheduleId)
-        if (!schedule) {
-          return problems.add({
-            file,
-            line,
-            message: `Slot ${slot.id} names an unknown Schedule/${slot.scheduleId}`,
-          })
-        }
-        const series = writer.seriesId(schedule, {
-          serviceTypes: slot.serviceTypes.length > 0 ? slot.serviceTypes : schedule.serviceTypes,
-          appointmentType: slot.appointmentType ?? null,
-          accepting: slot.accepting ?? schedule.accepting ?? null,
+    const slotOutputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
+    report.read += await eachSlot(slotOutputs, manifest, options, problems, parser, (slot, line, file) => {
+      progress()
+      const schedule = model.schedules.get(slot.scheduleId)
+      if (!schedule) {
+        return problems.add({
+          file,
+          line,
+          message: `Slot ${slot.id} names an unknown Schedule/${slot.scheduleId}`,
         })
-        const inserted = writer.insertSlot(series, {
-          id: `${publisher.slug}:${slot.id}`,
-          status: SLOT_STATUSES.indexOf(slot.status),
-          startMs: slot.startMs,
-          endMs: slot.endMs,
-          bookingLink: slot.bookingLink ?? null,
-          bookingPhone: slot.bookingPhone ?? null,
-          capacity: slot.capacity ?? null,
-        })
-        if (!inserted) problems.add({ file, line, message: `Slot ${slot.id} repeats an earlier line` })
+      }
+      const series = writer.seriesId(schedule, {
+        serviceTypes: slot.serviceTypes.length > 0 ? slot.serviceTypes : schedule.serviceTypes,
+        appointmentType: slot.appointmentType ?? null,
+        accepting: slot.accepting ?? schedule.accepting ?? null,
       })
-    }
+      const inserted = writer.insertSlot(series, {
+        id: `${publisher.slug}:${slot.id}`,
+        status: SLOT_STATUSES.indexOf(slot.status),
+        startMs: slot.startMs,
+        endMs: slot.endMs,
+        bookingLink: slot.bookingLink ?? null,
+        bookingPhone: slot.bookingPhone ?? null,
+        capacity: slot.capacity ?? null,
+      })
+      if (!inserted) problems.add({ file, line, message: `Slot ${slot.id} repeats an earlier line` })
+    })
     writer.finish()
     db.prepare(
       `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
