@@ -177,10 +177,9 @@ describe('slot lines read on the parser thread', () => {
     db.close()
   })
 
-  it("keep each file's lines apart and in order when the thread is full and this thread parses too", async () => {
-    // 60,000 more lines in a second file: more groups than the thread takes at once, so some are parsed
-    // on the calling thread between the thread's, and the first file's last group is still out when the
-    // second file opens.
+  it("keep each file's lines apart and in order when the next file opens with the last one's groups still out", async () => {
+    // 60,000 more lines in a second file: the first file's last group is still on the thread when the
+    // second file opens, and the second's groups are settled as the thread answers them.
     const MORE = 60_000
     // Spread over the file, so that a group settled out of turn would show in the order of the refusals.
     const refused = (line: number) => line % 5_000 === 1_234

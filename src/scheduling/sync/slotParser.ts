@@ -6,10 +6,8 @@ import { readSlotLines, type SlotBatch } from './slotLines.js'
 const INLINE_LINES = 20_000
 /** Lines go to the thread in groups of about this many bytes: a message costs tens of microseconds. */
 const GROUP_BYTES = 512 * 1024
-/** Groups on the thread, at most: past it the calling thread parses the next group itself. */
+/** Groups sent and not yet settled, at most: memory stays flat when the thread falls behind. */
 const IN_FLIGHT = 3
-/** Groups and chunks read and not yet settled, at most: memory stays flat whoever falls behind. */
-const MAX_PENDING = IN_FLIGHT + 8
 
 /** A group or chunk in line order: parsed (`batch`), or on the thread (`sent`) until it answers. */
 interface Pending<Source> {
@@ -36,10 +34,8 @@ export class SlotParser {
   /**
    * Reads every chunk of each source in turn and hands each batch of slots, in order, to `settle` with the
    * source it came from. The thread is kept busy across sources: the next source is opened while the last
-   * groups of one are still being parsed. When the thread already has IN_FLIGHT groups, the calling thread
-   * parses the next group itself instead of waiting: the thread's share of a sync (parsing) is the larger,
-   * and waiting on it left the writer idle a sixth of the time. A throw from `settle` or a source stops the
-   * reading (batches still on the thread are dropped).
+   * groups of one are still being parsed (each file waited for its first group, and drained its last). A
+   * throw from `settle` or a source stops the reading (batches still on the thread are dropped).
    */
   async each<Source>(
     sources: Iterable<Source>,
@@ -55,16 +51,12 @@ export class SlotParser {
         settle(batch as SlotBatch, source)
       }
     }
-    const complete = (source: Source) => {
-      if (this.#waiting.length < IN_FLIGHT) {
-        const sent = this.#send(group)
-        const entry: Pending<Source> = { source, sent }
-        // Settled in order below; a failure seen first by another is not left unhandled.
-        sent.then((batch) => (entry.batch = batch)).catch(() => undefined)
-        pending.push(entry)
-      } else {
-        for (const chunk of group) pending.push({ source, batch: readSlotLines(chunk, this.oversized) })
-      }
+    const send = (source: Source) => {
+      const sent = this.#send(group)
+      const entry: Pending<Source> = { source, sent }
+      // Settled in order below; a failure seen first by another is not left unhandled.
+      sent.then((batch) => (entry.batch = batch)).catch(() => undefined)
+      pending.push(entry)
       group = []
       groupBytes = 0
     }
@@ -83,12 +75,12 @@ export class SlotParser {
           }
           group.push(chunk)
           groupBytes += chunk.data.length
-          if (groupBytes >= GROUP_BYTES) complete(source)
+          if (groupBytes >= GROUP_BYTES) send(source)
           settleReady()
-          while (pending.length >= MAX_PENDING) await settleOldest()
+          while (pending.length >= IN_FLIGHT) await settleOldest()
         }
         // A group never joins two sources' lines: their line numbers each start at 1.
-        if (group.length > 0) complete(source)
+        if (group.length > 0) send(source)
       }
       while (pending.length > 0) await settleOldest()
     } finally {
