@@ -9,10 +9,10 @@ const GROUP_BYTES = 512 * 1024
 /** Groups sent and not yet settled, at most: memory stays flat when the thread falls behind. */
 const IN_FLIGHT = 3
 
-/** A group or chunk in line order: parsed (`batch`), or on the thread (`sent`) until it answers. */
+/** A group on the thread, with the source it came from and, once the thread answered, its slots. */
 interface Pending<Source> {
   source: Source
-  sent?: Promise<SlotBatch>
+  sent: Promise<SlotBatch>
   batch?: SlotBatch
 }
 
@@ -45,11 +45,10 @@ export class SlotParser {
     const pending: Pending<Source>[] = []
     let group: Lines[] = []
     let groupBytes = 0
+    /** Settles the groups already answered, oldest first, without waiting on the thread. */
     const settleReady = () => {
-      while (pending[0]?.batch) {
-        const { batch, source } = pending.shift() as Pending<Source>
-        settle(batch as SlotBatch, source)
-      }
+      for (let batch = pending[0]?.batch; batch; batch = pending[0]?.batch)
+        settle(batch, (pending.shift() as Pending<Source>).source)
     }
     const send = (source: Source) => {
       const sent = this.#send(group)
@@ -62,15 +61,15 @@ export class SlotParser {
     }
     const settleOldest = async () => {
       const oldest = pending.shift() as Pending<Source>
-      settle(oldest.batch ?? (await (oldest.sent as Promise<SlotBatch>)), oldest.source)
+      settle(await oldest.sent, oldest.source)
     }
     try {
       for (const source of sources) {
         for await (const chunk of open(source)) {
           this.#lines += chunk.bounds.length / 2
+          // Nothing is on the thread yet while lines are read in line: the first group goes past them.
           if (this.#lines <= INLINE_LINES) {
-            pending.push({ source, batch: readSlotLines(chunk, this.oversized) })
-            settleReady()
+            settle(readSlotLines(chunk, this.oversized), source)
             continue
           }
           group.push(chunk)
