@@ -222,7 +222,7 @@ export function answerRequest(
   invocation: Omit<Invocation, 'query'>,
   services: Services,
 ): PreparedAnswer | Promise<PreparedAnswer> {
-  const preparing = endpoint.ready?.()
+  const preparing = endpoint.ready?.(query)
   // Once waited for, what changed in the meantime is caught up with by the handler itself: no waiting again.
   if (preparing) return preparing.then(() => answerNow(endpoint, path, query, invocation, services))
   return answerNow(endpoint, path, query, invocation, services)

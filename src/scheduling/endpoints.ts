@@ -5,7 +5,7 @@ import { type GroupMatch, listCodings, searchGroups } from './search/groups.js'
 import { answerHoldsThrough } from './search/matches.js'
 import { searchSlots } from './search/slots.js'
 import type { SlotIndex } from './search/slotIndex.js'
-import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, toFilters } from './search/params.js'
+import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, statusAsked, toFilters } from './search/params.js'
 
 const string = { type: 'string' }
 const CODING = {
@@ -166,7 +166,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
     summary: 'Slots matching the filters, by start then id, paged',
     params: SLOT_SEARCH_PARAMS,
     responses: listing('slots', SLOT),
-    ready: () => index.ready(),
+    ready: (query) => index.ready(statusAsked(query)),
     handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)
@@ -183,7 +183,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
     summary: 'The same matches grouped by provider at a location, by next available start then key',
     params: SLOT_FILTER_PARAMS,
     responses: listing('providerLocations', PROVIDER_LOCATION),
-    ready: () => index.ready(),
+    ready: (query) => index.ready(statusAsked(query)),
     handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)
@@ -201,7 +201,7 @@ export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
     summary: 'Older grouping form: one card per provider/location group',
     params: SLOT_FILTER_PARAMS,
     responses: listing('actors', ACTOR),
-    ready: () => index.ready(),
+    ready: (query) => index.ready(statusAsked(query)),
     handler: ({ params }, { clock }) => {
       const now = clock()
       const filters = toFilters(params, now)

@@ -1,6 +1,6 @@
 import { param, type ParamValues, withDefault } from '../../api/params.js'
 import type { SlotFilters } from './matches.js'
-import { SLOT_STATUSES } from '../model.js'
+import { SLOT_STATUSES, type SlotStatus } from '../model.js'
 
 /** The spec's parameter table for slot listings, declared once for the three endpoints that share it. */
 export const SLOT_FILTER_PARAMS = {
@@ -66,4 +66,14 @@ export function toFilters(values: FilterValues, now: number): SlotFilters {
     groupKeys: [values.providerLocationKey, values.actorKey].filter((key) => key !== undefined),
   }
   return filters
+}
+
+/**
+ * The status a search's raw query asks for, as its place in SLOT_STATUSES, read before the parameters are
+ * checked (what the index makes ready depends on it); undefined when unsaid or not a status, which the check
+ * then answers.
+ */
+export function statusAsked(query: string): number | undefined {
+  const asked = SLOT_STATUSES.indexOf(new URLSearchParams(query).get('status') as SlotStatus)
+  return asked < 0 ? undefined : asked
 }

@@ -517,6 +517,11 @@ export class SlotIndex {
   /** The bringing up to date under way in slices (`ready`), if any. */
   #catchingUp: Promise<void> | undefined
   /**
+   * The statuses whose starts every served publisher holds: free, made as each loads, and those a search
+   * asked for since the last change (made by `ready` in slices too).
+   */
+  #startsHeld = new Set([FREE])
+  /**
    * What a search found, as publisher and place, before it is copied out at its exact size: kept from one
    * search to the next (searches run one at a time), so that finding allocates nothing.
    */
@@ -960,34 +965,36 @@ export class SlotIndex {
    * server awaits `ready` before a search instead, so that this finds nothing left to do.
    */
   refresh() {
-    runNow(this.#catchUp())
+    runNow(this.#catchUp(FREE))
   }
 
   /**
-   * Undefined when the index is up to date with the store; else a promise of bringing it up to date, in slices
-   * between which the event loop serves other requests (loaded at once, a publisher of 300,000 slots held it
-   * 0.1-0.3 s, and the national bench set synced with no search between its commits 1.0-1.2 s). Callers
-   * meanwhile share that one promise.
+   * Undefined when the index is up to date with the store and holds the starts of `status`; else a promise of
+   * bringing it up to date, in slices between which the event loop serves other requests (loaded at once, a
+   * publisher of 300,000 slots held it 0.1-0.3 s, and the national bench set synced with no search in between
+   * 1.0-1.2 s; a busy search's starts made at once after such a sync, tens of ms). Callers meanwhile share
+   * that one promise, and look again once it is kept: another status may still be missing.
    */
-  ready(): Promise<void> | undefined {
-    if (this.db.changeGeneration() === this.#generation) return undefined
-    this.#catchingUp ??= runInSlices(this.#catchUp()).finally(() => {
+  ready(status: number = FREE): Promise<void> | undefined {
+    if (this.db.changeGeneration() === this.#generation && this.#startsHeld.has(status)) return undefined
+    this.#catchingUp ??= runInSlices(this.#catchUp(status)).finally(() => {
       this.#catchingUp = undefined
     })
-    return this.#catchingUp
+    return this.#catchingUp.then(() => this.ready(status))
   }
 
   /**
    * Loads each publisher synced, enabled or disabled since the last time and puts it in place, then lets go
    * of those no longer served. Done in slices, it is done when no change has come since the publishers were
    * listed (else they are listed again; those in place already are not loaded again). Searches wait for it
-   * (`ready`), so none sees some publishers in place and others not yet.
+   * (`ready`), so none sees some publishers in place and others not yet. Then it makes the starts of `status`
+   * that a served publisher does not hold yet.
    */
-  *#catchUp(): Steps<void> {
+  *#catchUp(status: number): Steps<void> {
     let changed = false
     for (;;) {
       const generation = this.db.changeGeneration()
-      if (generation === this.#generation) return
+      if (generation === this.#generation) break
       const served = new Map<string, number>()
       for (const { slug, enabled, part } of this.db
         .statement('SELECT slug, enabled, slot_part AS part FROM publishers')
@@ -1010,10 +1017,21 @@ export class SlotIndex {
         changed = true
       }
       if (!complete || this.db.changeGeneration() !== generation) continue
-      if (changed) this.#served = new Map(this.#publishers)
+      if (changed) {
+        this.#served = new Map(this.#publishers)
+        this.#startsHeld = new Set([FREE])
+      }
       this.#generation = generation
-      return
+      break
     }
+    if (this.#startsHeld.has(status)) return
+    const served = this.#served
+    for (const indexed of served.values()) {
+      yield* indexed.servedStartsSteps(this.db, status)
+      yield
+    }
+    // Publishers put in place meanwhile (a synchronous refresh) may not hold them: the next asking makes them.
+    if (this.#served === served) this.#startsHeld.add(status)
   }
 
   /** Serves the publisher's series as loaded, in place of those it had. */
