@@ -220,6 +220,18 @@ describe('slot lines read on the parser thread', () => {
     db.close()
   })
 
+  it('say how far they read when a later slot file breaks off', async () => {
+    const db = openDatabase(join(dir, 'broken-later', 'svc.db'))
+    const more = `${moreSlotLines(100, () => false)}\n{"resourceType": "Slot", "id": "cut`
+    addPublisher(db, { slug: 'big', manifestUrl: writeFeed(join(dir, 'feed-broken-later'), undefined, more) })
+    const report = await syncPublisher(db, 'big', { clock: () => FROM })
+    expect(report).toMatchObject({ outcome: 'failed', message: expect.stringMatching(/partial record$/) })
+    // The first file's lines, the second's and its partial last line.
+    expect(report.read).toBe(1 + 7 + SLOTS - 1 + 100 + 1)
+    expect(db.prepare('SELECT count(*) FROM sched_slots').pluck().get()).toBe(0)
+    db.close()
+  })
+
   it('read the same from the built command (its thread runs the compiled module)', async () => {
     const env = { SVC_DB: join(dir, 'cli', 'svc.db'), SVC_FAKE_NOW: new Date(FROM).toISOString() }
     await runCliJson(['publishers', 'add', 'big', '--manifest', writeFeed(join(dir, 'feed-cli'))], env)

@@ -134,7 +134,8 @@ async function eachRecord(
 
 /**
  * Reads every Slot line of the outputs, file after file, through `parser`: `take` with each slot and its
- * file, in line order. Returns the lines read.
+ * file, in line order. The lines are counted in `report.read` as they are taken: a sync that fails part-way
+ * says how far it read.
  */
 async function eachSlot(
   outputs: readonly ManifestOutput[],
@@ -142,15 +143,15 @@ async function eachSlot(
   options: FeedOptions,
   problems: Problems,
   parser: SlotParser,
+  report: Pick<SyncReport, 'read'>,
   take: (slot: SlotRecord, line: number, file: string) => void,
-): Promise<number> {
-  let read = 0
+): Promise<void> {
   await parser.each(
     outputs,
     (output) => readNdjsonLines(output.url, manifest, options),
     (batch, output) => {
       const file = displayName(output.url)
-      read += batch.records
+      report.read += batch.records
       if (batch.brokenEnd) throw new FeedError(`${file} ends in a partial record`)
       eachOfBatch(
         batch,
@@ -159,7 +160,6 @@ async function eachSlot(
       )
     },
   )
-  return read
 }
 
 /**
@@ -261,7 +261,7 @@ async function importFeed(
 ): Promise<void> {
   const model = new FeedModel(publisher.slug)
   let references = 0
-  // Counted here: report.read only moves once every slot file is read.
+  // Counted here: report.read moves by batches of lines.
   let slotsTaken = 0
   const progress = () => {
     slotsTaken++
@@ -297,7 +297,7 @@ async function importFeed(
       .get() as number
     const writer = new SlotWriter(db, publisher.slug, part)
     const slotOutputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
-    report.read += await eachSlot(slotOutputs, manifest, options, problems, parser, (slot, line, file) => {
+    await eachSlot(slotOutputs, manifest, options, problems, parser, report, (slot, line, file) => {
       progress()
       const schedule = model.schedules.get(slot.scheduleId)
       if (!schedule) {
