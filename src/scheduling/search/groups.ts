@@ -4,6 +4,7 @@ import { byKey, type GroupOnPage } from './listGroups.js'
 import type { Page, SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { type Series, SERVED_SERIES, statusIndex, TRAIT } from './series.js'
+import { RoundMarks } from './roundMarks.js'
 import { nthSmallest } from './startTimes.js'
 import { iso, summaries, union } from './summaries.js'
 
@@ -28,8 +29,8 @@ export interface GroupMatch {
  * is cleared between searches.
  */
 class GroupTallies {
-  #search = 0
-  #searchOf = new Int32Array(0)
+  /** The groups tallied in this search: their figures below are this search's. */
+  readonly #tallied = new RoundMarks()
   counts = new Float64Array(0)
   nexts = new Float64Array(0)
   /** The traits of its matching series (series.ts), or-ed. */
@@ -42,33 +43,28 @@ class GroupTallies {
   #lastEntry = new Int32Array(0)
   #nextEntry = new Int32Array(0)
   /** The groups with a match, in the order met, and (for the page) their next starts: the first `met`. */
-  #met = new Int32Array(0)
+  #metGroups = new Int32Array(0)
   #metNexts = new Float64Array(0)
   met = 0
 
   /** Starts a search's tally. */
   begin(): void {
-    if (this.#search === 0x7fffffff) {
-      this.#searchOf.fill(0)
-      this.#search = 0
-    }
-    this.#search++
+    this.#tallied.begin()
     this.met = 0
   }
 
   /** Tallies a matching series into its group (an arrow: handed to the index as it is). */
   readonly add = (group: number, count: number, next: number, traits: number, entry: number): void => {
-    if (group >= this.#searchOf.length) this.#growGroups(group + 1)
+    if (group >= this.counts.length) this.#growGroups(group + 1)
     if (entry >= this.#nextEntry.length) this.#growEntries(entry + 1)
     this.#nextEntry[entry] = -1
-    if (this.#searchOf[group] !== this.#search) {
-      this.#searchOf[group] = this.#search
+    if (this.#tallied.mark(group)) {
       this.counts[group] = count
       this.nexts[group] = next
       this.traits[group] = traits
       this.#firstEntry[group] = entry
       this.#lastEntry[group] = entry
-      this.#met[this.met++] = group
+      this.#metGroups[this.met++] = group
     } else {
       this.counts[group] = (this.counts[group] as number) + count
       if (next < (this.nexts[group] as number)) this.nexts[group] = next
@@ -96,7 +92,7 @@ class GroupTallies {
    * than the rest of the search).
    */
   candidates(through: number): number[] {
-    const met = this.#met.subarray(0, this.met)
+    const met = this.#metGroups.subarray(0, this.met)
     if (through >= this.met) return Array.from(met)
     const nexts = this.#metNexts.subarray(0, this.met)
     for (let at = 0; at < met.length; at++) nexts[at] = this.nexts[met[at] as number] as number
@@ -108,8 +104,8 @@ class GroupTallies {
 
   /** Room for group numbers below `span`, keeping what this search tallied so far. */
   #growGroups(span: number) {
-    const size = Math.max(span, this.#searchOf.length * 2, 1024)
-    this.#searchOf = grown(this.#searchOf, size)
+    const size = Math.max(span, this.counts.length * 2, 1024)
+    this.#tallied.ensure(size)
     this.counts = grown(this.counts, size)
     this.nexts = grown(this.nexts, size)
     this.traits = grown(this.traits, size)
@@ -121,7 +117,7 @@ class GroupTallies {
   #growEntries(entries: number) {
     const size = Math.max(entries, this.#nextEntry.length * 2, 1024)
     this.#nextEntry = grown(this.#nextEntry, size)
-    this.#met = grown(this.#met, size)
+    this.#metGroups = grown(this.#metGroups, size)
     this.#metNexts = new Float64Array(size)
   }
 }

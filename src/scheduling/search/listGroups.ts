@@ -1,3 +1,4 @@
+import { RoundMarks } from './roundMarks.js'
 import type { Series } from './series.js'
 
 /**
@@ -39,31 +40,24 @@ export interface SlotFigures {
 }
 
 /**
- * Per group place, the group's next start and a series' place to read its key from, each entry stamped with
- * the making it belongs to: kept from one making to the next (a Map per list cost most of making it).
+ * Per group place, the group's next start and a series' place to read its key from, valid where the group is
+ * marked in this making: kept from one making to the next (a Map per list cost most of making it).
  */
 const scratch = {
-  making: 0,
-  stamps: new Int32Array(0),
+  met: new RoundMarks(),
   nexts: new Float64Array(0),
   keyPlaces: new Int32Array(0),
 }
 
 /** The groups of the series at the places of `list`, from the moment `source` reads their figures at. */
 export function makeListGroups(list: ArrayLike<number>, source: ListSource): ListGroups {
-  if (scratch.stamps.length < source.groups) {
-    const size = Math.max(source.groups, scratch.stamps.length * 2)
-    scratch.stamps = new Int32Array(size)
+  if (scratch.nexts.length < source.groups) {
+    const size = Math.max(source.groups, scratch.nexts.length * 2)
     scratch.nexts = new Float64Array(size)
     scratch.keyPlaces = new Int32Array(size)
-    scratch.making = 0
   }
-  if (scratch.making === 0x7fffffff) {
-    scratch.stamps.fill(0)
-    scratch.making = 0
-  }
-  const making = ++scratch.making
-  const { stamps, nexts, keyPlaces } = scratch
+  const { met, nexts, keyPlaces } = scratch
+  met.begin(source.groups)
   const figures: SlotFigures = { count: 0, first: 0, before: 0 }
   const bits = new Uint32Array((source.groups + 31) >>> 5)
   const present: number[] = []
@@ -76,8 +70,7 @@ export function makeListGroups(list: ArrayLike<number>, source: ListSource): Lis
     if (figures.first < through) through = figures.first
     if (figures.count === 0) continue
     const group = source.groupOf(place)
-    if (stamps[group] !== making) {
-      stamps[group] = making
+    if (met.mark(group)) {
       nexts[group] = figures.first
       keyPlaces[group] = place
       bits[group >>> 5] = (bits[group >>> 5] as number) | (1 << (group & 31))
