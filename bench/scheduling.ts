@@ -82,6 +82,8 @@ function querySet(groupKey: string): [string, string][] {
     ],
     ['no filter (all 1.6M free)', '/v1/scheduling/slots'],
     ['window, no filter (6 h)', `/v1/scheduling/slots?${window}`],
+    // Every series is looked at for a window (the lists' groups hold from a moment on, not through one).
+    ['grouped: window (6 h)', `/v1/scheduling/provider-locations?${window}`],
     ['deep offset 50,000', '/v1/scheduling/slots?offset=50000'],
     ['deep offset 1,000,000', '/v1/scheduling/slots?offset=1000000'],
     // The goal names grouped listings over 8,000 groups and more: three service types hold ~10,000.

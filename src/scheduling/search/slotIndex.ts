@@ -87,6 +87,8 @@ class PublisherSeries {
   /** Per place: its series' traits (series.ts) and its group's place (GroupDetails). */
   readonly traits: number[] = []
   readonly groupPlaces: number[] = []
+  /** Per place: its series' id, read for thousands of series a search without reaching each series. */
+  readonly ids: number[] = []
   /** Per place, SLOT_STATUSES.length each: slots per status, and the first one's start (+Infinity: none). */
   readonly counts: number[] = []
   readonly firsts: number[] = []
@@ -134,7 +136,9 @@ class PublisherSeries {
   }
 
   starts(db: Db, status: number): SyncStarts {
-    return runNow(this.startsSteps(db, status))
+    // Asked per series by searches over thousands: a generator run for starts already made cost more than
+    // the binary searches it fed.
+    return this.#starts[status] ?? runNow(this.startsSteps(db, status))
   }
 
   /** `starts` in steps (workInSlices.ts). */
@@ -197,7 +201,7 @@ class PublisherSeries {
     const { counts, firsts, befores } = this.#from
     if (!((befores[slot] as number) < moment && moment <= (firsts[slot] as number))) {
       const sync = this.starts(db, status)
-      const { id } = this.all[place] as Series
+      const id = this.ids[place] as number
       const lo = startsBegin(sync, id)
       const hi = startsEnd(sync, id)
       const from = countBefore(sync.starts, moment, lo, hi)
@@ -279,13 +283,18 @@ class PublisherSeries {
     } else if (through === undefined) this.slotsFrom(db, place, status, from as number, into)
     else {
       const sync = this.starts(db, status)
-      const { id } = this.all[place] as Series
+      const id = this.ids[place] as number
       const lo = startsBegin(sync, id)
       const hi = startsEnd(sync, id)
       const begin = firstFrom(sync.starts, from, lo, hi)
-      const end = endThrough(sync.starts, through, lo, hi)
-      into.count = Math.max(0, end - begin)
-      into.first = end > begin ? (sync.starts[begin] as number) : Number.POSITIVE_INFINITY
+      // Over a short window most series have none: the first start from `from` already says so.
+      if (begin === hi || (sync.starts[begin] as number) > through) {
+        into.count = 0
+        into.first = Number.POSITIVE_INFINITY
+        return
+      }
+      into.count = endThrough(sync.starts, through, begin + 1, hi) - begin
+      into.first = sync.starts[begin] as number
     }
   }
 
@@ -294,6 +303,7 @@ class PublisherSeries {
     this.all.push(series)
     this.traits.push(traitsOf(series))
     this.groupPlaces.push(series.group.place)
+    this.ids.push(series.id)
     series.counts.forEach((count, status) => {
       this.counts.push(count)
       this.firsts.push(series.firsts[status] as number)
