@@ -163,10 +163,7 @@ class PublisherSeries {
   *servedStartsSteps(db: Db, status: number): Steps<Float64Array> {
     let sorted = this.#servedStarts[status]
     if (!sorted) {
-      sorted = yield* startsTogetherSteps(
-        yield* this.startsSteps(db, status),
-        this.all.map((series) => series.id),
-      )
+      sorted = yield* startsTogetherSteps(yield* this.startsSteps(db, status), this.ids)
       this.#servedStarts[status] = sorted
     }
     return sorted
@@ -256,7 +253,7 @@ class PublisherSeries {
     if (!together) {
       together = startsTogether(
         this.starts(db, status),
-        list.map((place) => (this.all[place] as Series).id),
+        list.map((place) => this.ids[place] as number),
       )
       kept[status] = together
     }
