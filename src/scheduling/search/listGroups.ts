@@ -1,3 +1,4 @@
+import { sized } from './arrays.js'
 import { RoundMarks } from './roundMarks.js'
 import type { Series } from './series.js'
 
@@ -29,7 +30,9 @@ export interface ListSource {
   groups: number
   figures(place: number, into: SlotFigures): void
   groupOf(place: number): number
-  keyOf(place: number): string
+  /** Per group place: its key, and its place in the order of the keys of the groups the list can hold. */
+  keys: readonly string[]
+  keyRanks: Int32Array
 }
 
 /** A series' slots from a moment: how many, the first one's start and the start before the moment. */
@@ -40,13 +43,12 @@ export interface SlotFigures {
 }
 
 /**
- * Per group place, the group's next start and a series' place to read its key from, valid where the group is
- * marked in this making: kept from one making to the next (a Map per list cost most of making it).
+ * Per group place, the group's next start, valid where the group is marked in this making: kept from one
+ * making to the next (a Map per list cost most of making it).
  */
 const scratch = {
   met: new RoundMarks(),
   nexts: new Float64Array(0),
-  keyPlaces: new Int32Array(0),
 }
 
 /** The groups of the series at the places of `list`, from the moment `source` reads their figures at. */
@@ -54,9 +56,8 @@ export function makeListGroups(list: ArrayLike<number>, source: ListSource): Lis
   if (scratch.nexts.length < source.groups) {
     const size = Math.max(source.groups, scratch.nexts.length * 2)
     scratch.nexts = new Float64Array(size)
-    scratch.keyPlaces = new Int32Array(size)
   }
-  const { met, nexts, keyPlaces } = scratch
+  const { met, nexts } = scratch
   met.begin(source.groups)
   const figures: SlotFigures = { count: 0, first: 0, before: 0 }
   const bits = new Uint32Array((source.groups + 31) >>> 5)
@@ -72,28 +73,66 @@ export function makeListGroups(list: ArrayLike<number>, source: ListSource): Lis
     const group = source.groupOf(place)
     if (met.mark(group)) {
       nexts[group] = figures.first
-      keyPlaces[group] = place
       bits[group >>> 5] = (bits[group >>> 5] as number) | (1 << (group & 31))
       present.push(group)
     } else if (figures.first < (nexts[group] as number)) nexts[group] = figures.first
   }
-  // Each key read once: groups often share a next start, and a sort compares a pair many times.
-  const keys = present.map((group) => source.keyOf(keyPlaces[group] as number))
-  const order = present.map((_, at) => at)
-  order.sort(
-    (a, b) =>
-      (nexts[present[a] as number] as number) - (nexts[present[b] as number] as number) ||
-      byKey(keys[a] as string, keys[b] as string),
-  )
-  return {
-    after,
-    through,
-    bits,
-    size: present.length,
-    places: Int32Array.from(order, (at) => present[at] as number),
-    nexts: Float64Array.from(order, (at) => nexts[present[at] as number] as number),
-    keys: order.map((at) => keys[at] as string),
+  // Filled by plain loops: a typed array's `from` with a mapping function cost ~0.1 µs an element.
+  const size = present.length
+  const presentNexts = new Float64Array(size)
+  const ranks = new Int32Array(size)
+  for (let at = 0; at < size; at++) {
+    const group = present[at] as number
+    presentNexts[at] = nexts[group] as number
+    ranks[at] = source.keyRanks[group] as number
   }
+  const order = orderByNextThenRank(presentNexts, ranks, source.keyRanks.length)
+  const places = new Int32Array(size)
+  const orderedNexts = new Float64Array(size)
+  const keys = sized<string>(size)
+  for (let rank = 0; rank < size; rank++) {
+    const at = order[rank] as number
+    const group = present[at] as number
+    places[rank] = group
+    orderedNexts[rank] = presentNexts[at] as number
+    keys[rank] = source.keys[group] as string
+  }
+  return { after, through, bits, size, places, nexts: orderedNexts, keys }
+}
+
+/**
+ * The indexes of `nexts` (finite) in the order of next start, then rank (each below `ranks`, none twice).
+ * Starts in whole seconds (as feeds write them), counted from the earliest and times `ranks` plus the rank,
+ * are exact in a float64 for any span a feed holds: those sort natively, with no comparator (sorted by one,
+ * the groups of a list over every series of the national bench set cost ~0.4 ms a publisher).
+ */
+export function orderByNextThenRank(nexts: Float64Array, ranks: Int32Array, bound: number): Int32Array {
+  const count = nexts.length
+  const order = new Int32Array(count)
+  let earliest = Number.POSITIVE_INFINITY
+  let latest = Number.NEGATIVE_INFINITY
+  let wholeSeconds = true
+  for (const next of nexts) {
+    if (next < earliest) earliest = next
+    if (next > latest) latest = next
+    if (next % 1000 !== 0) wholeSeconds = false
+  }
+  if (!(wholeSeconds && ((latest - earliest) / 1000 + 1) * bound <= Number.MAX_SAFE_INTEGER)) {
+    for (let at = 0; at < count; at++) order[at] = at
+    return order.sort(
+      (a, b) => (nexts[a] as number) - (nexts[b] as number) || (ranks[a] as number) - (ranks[b] as number),
+    )
+  }
+  const atOfRank = new Int32Array(bound)
+  const packed = new Float64Array(count)
+  for (let at = 0; at < count; at++) {
+    const rank = ranks[at] as number
+    atOfRank[rank] = at
+    packed[at] = (((nexts[at] as number) - earliest) / 1000) * bound + rank
+  }
+  packed.sort()
+  for (let at = 0; at < count; at++) order[at] = atOfRank[(packed[at] as number) % bound] as number
+  return order
 }
 
 /** Whether the figures hold at `moment`. */

@@ -16,6 +16,7 @@ import { runInSlices, runNow, type Steps } from '../../workInSlices.js'
 import { SLOT_STATUSES } from '../model.js'
 import {
   bitCount,
+  byKey,
   type Cursor,
   eachInPageOrder,
   type GroupOnPage,
@@ -89,6 +90,9 @@ class PublisherSeries {
   readonly groupPlaces: number[] = []
   /** Per place: its series' id, read for thousands of series a search without reaching each series. */
   readonly ids: number[] = []
+  /** Per group place: its key, and (`keyRanks`, once ranked) its place in the order of the keys. */
+  readonly groupKeys: string[] = []
+  #keyRanks: Int32Array | undefined
   /** Per place, SLOT_STATUSES.length each: slots per status, and the first one's start (+Infinity: none). */
   readonly counts: number[] = []
   readonly firsts: number[] = []
@@ -128,6 +132,25 @@ class PublisherSeries {
     readonly part: number,
     readonly groups: number,
   ) {}
+
+  /**
+   * Per group place, its place in the order of its publisher's group keys: a list's groups are then put in
+   * page order by numbers alone (comparing the keys themselves, each a string elsewhere in memory, was most
+   * of making a national list's groups). Made as the publisher loads.
+   */
+  keyRanks(): Int32Array {
+    if (!this.#keyRanks) {
+      const ranks = new Int32Array(this.groups)
+      const keys = this.groupKeys
+      const places = [...keys.keys()].filter((place) => keys[place] !== undefined)
+      places.sort((a, b) => byKey(keys[a] as string, keys[b] as string))
+      places.forEach((place, rank) => {
+        ranks[place] = rank
+      })
+      this.#keyRanks = ranks
+    }
+    return this.#keyRanks
+  }
 
   /** All its series as members, made on first use: what every unfiltered search merges. */
   members(): SeriesMask[] {
@@ -231,7 +254,8 @@ class PublisherSeries {
         into.before = Number.NEGATIVE_INFINITY
       },
       groupOf: (place) => this.groupPlaces[place] as number,
-      keyOf: (place) => (this.all[place] as Series).groupKey,
+      keys: this.groupKeys,
+      keyRanks: this.keyRanks(),
     })
     kept[slot] = groups
     return groups
@@ -301,6 +325,7 @@ class PublisherSeries {
     this.traits.push(traitsOf(series))
     this.groupPlaces.push(series.group.place)
     this.ids.push(series.id)
+    this.groupKeys[series.group.place] = series.groupKey
     series.counts.forEach((count, status) => {
       this.counts.push(count)
       this.firsts.push(series.firsts[status] as number)
@@ -1099,6 +1124,8 @@ export class SlotIndex {
       after = (rows[rows.length - 1] as SeriesRow).id
     }
     yield* indexed.servedStartsSteps(this.db, FREE)
+    yield
+    indexed.keyRanks()
     const now = this.db
       .statement('SELECT enabled, slot_part AS part FROM publishers WHERE slug = ?')
       .get(slug) as { enabled: number; part: number | null } | undefined
