@@ -120,10 +120,10 @@ export interface Endpoint<P extends ParamShape = ParamShape> {
   /**
    * What the answers are made from, brought up to date with the store before the answer cache or the handler
    * looks: a promise while that runs in slices off the event loop (an index being loaded after a sync),
-   * undefined when it is up to date. Given the raw query, for what depends on what is asked; the handler
-   * still checks the parameters.
+   * undefined when it is up to date. Given the query, for what depends on what is asked; the handler still
+   * checks the parameters.
    */
-  ready?: (query: string) => Promise<void> | undefined
+  ready?: (query: URLSearchParams) => Promise<void> | undefined
   handler: (request: EndpointRequest<P>, services: Services) => EndpointResponse | Promise<EndpointResponse>
 }
 

@@ -222,10 +222,13 @@ export function answerRequest(
   invocation: Omit<Invocation, 'query'>,
   services: Services,
 ): PreparedAnswer | Promise<PreparedAnswer> {
-  const preparing = endpoint.ready?.(query)
+  if (!endpoint.ready) return answerNow(endpoint, path, query, invocation, services)
+  // Parsed once for both: what is made ready may depend on what is asked.
+  const params = new URLSearchParams(query)
+  const preparing = endpoint.ready(params)
+  const answer = () => answerNow(endpoint, path, query, invocation, services, params)
   // Once waited for, what changed in the meantime is caught up with by the handler itself: no waiting again.
-  if (preparing) return preparing.then(() => answerNow(endpoint, path, query, invocation, services))
-  return answerNow(endpoint, path, query, invocation, services)
+  return preparing ? preparing.then(answer) : answer()
 }
 
 function answerNow(
@@ -234,6 +237,7 @@ function answerNow(
   query: string,
   invocation: Omit<Invocation, 'query'>,
   services: Services,
+  params?: URLSearchParams,
 ): PreparedAnswer | Promise<PreparedAnswer> {
   // Read before the handler runs: a change committed while it runs makes what it answered look old.
   const generation = services.db.changeGeneration()
@@ -247,7 +251,7 @@ function answerNow(
   }
   const response = invokeEndpoint(
     endpoint,
-    { ...invocation, query: new URLSearchParams(query), rawQuery: query },
+    { ...invocation, query: params ?? new URLSearchParams(query), rawQuery: query },
     services,
   )
   return response instanceof Promise ? response.then(ready) : ready(response)

@@ -158,83 +158,87 @@ const codingList = (
   })
 
 /** The scheduling endpoints, answering from one app's index of served series. */
-export const schedulingEndpoints = (index: SlotIndex): Endpoint[] => [
-  defineEndpoint({
-    method: 'GET',
-    path: '/v1/scheduling/slots',
-    tag: 'scheduling',
-    summary: 'Slots matching the filters, by start then id, paged',
-    params: SLOT_SEARCH_PARAMS,
-    responses: listing('slots', SLOT),
-    ready: (query) => index.ready(statusAsked(query)),
-    handler: ({ params }, { clock }) => {
-      const now = clock()
-      const filters = toFilters(params, now)
-      return {
-        body: searchSlots(index, filters, params),
-        reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
-      }
-    },
-  }),
-  defineEndpoint({
-    method: 'GET',
-    path: '/v1/scheduling/provider-locations',
-    tag: 'scheduling',
-    summary: 'The same matches grouped by provider at a location, by next available start then key',
-    params: SLOT_FILTER_PARAMS,
-    responses: listing('providerLocations', PROVIDER_LOCATION),
-    ready: (query) => index.ready(statusAsked(query)),
-    handler: ({ params }, { clock }) => {
-      const now = clock()
-      const filters = toFilters(params, now)
-      const { groups, total } = searchGroups(index, filters, params)
-      return {
-        body: { total, providerLocations: groups },
-        reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
-      }
-    },
-  }),
-  defineEndpoint({
-    method: 'GET',
-    path: '/v1/scheduling/actors',
-    tag: 'scheduling',
-    summary: 'Older grouping form: one card per provider/location group',
-    params: SLOT_FILTER_PARAMS,
-    responses: listing('actors', ACTOR),
-    ready: (query) => index.ready(statusAsked(query)),
-    handler: ({ params }, { clock }) => {
-      const now = clock()
-      const filters = toFilters(params, now)
-      const { groups, total } = searchGroups(index, filters, params)
-      return {
-        body: { actors: groups.map(toActor), total },
-        reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
-      }
-    },
-  }),
-  defineEndpoint({
-    method: 'GET',
-    path: '/v1/scheduling/publishers',
-    tag: 'scheduling',
-    summary: 'Every slot publisher, enabled and disabled',
-    params: {},
-    responses: {
-      200: {
-        description: 'The whole publisher list',
-        schema: {
-          type: 'object',
-          required: ['publishers'],
-          properties: { publishers: { type: 'array', items: PUBLISHER } },
+export function schedulingEndpoints(index: SlotIndex): Endpoint[] {
+  /** The index brought up to date, with the starts of the status the search asks for. */
+  const ready = (query: URLSearchParams) => index.ready(statusAsked(query))
+  return [
+    defineEndpoint({
+      method: 'GET',
+      path: '/v1/scheduling/slots',
+      tag: 'scheduling',
+      summary: 'Slots matching the filters, by start then id, paged',
+      params: SLOT_SEARCH_PARAMS,
+      responses: listing('slots', SLOT),
+      ready,
+      handler: ({ params }, { clock }) => {
+        const now = clock()
+        const filters = toFilters(params, now)
+        return {
+          body: searchSlots(index, filters, params),
+          reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
+        }
+      },
+    }),
+    defineEndpoint({
+      method: 'GET',
+      path: '/v1/scheduling/provider-locations',
+      tag: 'scheduling',
+      summary: 'The same matches grouped by provider at a location, by next available start then key',
+      params: SLOT_FILTER_PARAMS,
+      responses: listing('providerLocations', PROVIDER_LOCATION),
+      ready,
+      handler: ({ params }, { clock }) => {
+        const now = clock()
+        const filters = toFilters(params, now)
+        const { groups, total } = searchGroups(index, filters, params)
+        return {
+          body: { total, providerLocations: groups },
+          reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
+        }
+      },
+    }),
+    defineEndpoint({
+      method: 'GET',
+      path: '/v1/scheduling/actors',
+      tag: 'scheduling',
+      summary: 'Older grouping form: one card per provider/location group',
+      params: SLOT_FILTER_PARAMS,
+      responses: listing('actors', ACTOR),
+      ready,
+      handler: ({ params }, { clock }) => {
+        const now = clock()
+        const filters = toFilters(params, now)
+        const { groups, total } = searchGroups(index, filters, params)
+        return {
+          body: { actors: groups.map(toActor), total },
+          reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
+        }
+      },
+    }),
+    defineEndpoint({
+      method: 'GET',
+      path: '/v1/scheduling/publishers',
+      tag: 'scheduling',
+      summary: 'Every slot publisher, enabled and disabled',
+      params: {},
+      responses: {
+        200: {
+          description: 'The whole publisher list',
+          schema: {
+            type: 'object',
+            required: ['publishers'],
+            properties: { publishers: { type: 'array', items: PUBLISHER } },
+          },
         },
       },
-    },
-    handler: (_request, { db }) => ({ body: { publishers: publishersShown(db) }, reuse: {} }),
-  }),
-  codingList('specialties', 'specialties', 'specialties', 'Every specialty coding present in served slots'),
-  codingList(
-    'service-types',
-    'serviceTypes',
-    'service_types',
-    'Every service type coding present in served slots',
-  ),
-]
+      handler: (_request, { db }) => ({ body: { publishers: publishersShown(db) }, reuse: {} }),
+    }),
+    codingList('specialties', 'specialties', 'specialties', 'Every specialty coding present in served slots'),
+    codingList(
+      'service-types',
+      'serviceTypes',
+      'service_types',
+      'Every service type coding present in served slots',
+    ),
+  ]
+}

@@ -101,7 +101,7 @@ export function makeListGroups(list: ArrayLike<number>, source: ListSource): Lis
 }
 
 /**
- * The indexes of `nexts` (finite) in the order of next start, then rank (each below `ranks`, none twice).
+ * The indexes of `nexts` (finite) in the order of next start, then rank (each below `bound`, none twice).
  * Starts in whole seconds (as feeds write them), counted from the earliest and times `ranks` plus the rank,
  * are exact in a float64 for any span a feed holds: those sort natively, with no comparator (sorted by one,
  * the groups of a list over every series of the national bench set cost ~0.4 ms a publisher).

@@ -69,11 +69,11 @@ export function toFilters(values: FilterValues, now: number): SlotFilters {
 }
 
 /**
- * The status a search's raw query asks for, as its place in SLOT_STATUSES, read before the parameters are
+ * The status a search's query asks for, as its place in SLOT_STATUSES, read before the parameters are
  * checked (what the index makes ready depends on it); undefined when unsaid or not a status, which the check
  * then answers.
  */
-export function statusAsked(query: string): number | undefined {
-  const asked = SLOT_STATUSES.indexOf(new URLSearchParams(query).get('status') as SlotStatus)
+export function statusAsked(query: URLSearchParams): number | undefined {
+  const asked = SLOT_STATUSES.indexOf(query.get('status') as SlotStatus)
   return asked < 0 ? undefined : asked
 }
