@@ -90,6 +90,32 @@ describe('Practitioner', () => {
     expect(ids((await get('Practitioner?name=zzzzqqq')).json)).toEqual([])
   })
 
+  it('finds a name by each of its prefixes, whether the text index keeps that length of prefix or not', async () => {
+    // FTS5 reads prefixes of 2 to 8 characters from a prefix index and longer ones by merging terms: both
+    // ways must find the same names.
+    const long = practitioners
+      .map((p) => p.name[0].family as string)
+      .filter((family) => /^[a-z]{11,}$/i.test(family))
+      .sort()[0] as string
+    expect(long).toBeDefined()
+    for (let length = 2; length <= long.length; length++) {
+      const prefix = long.slice(0, length).toLowerCase()
+      const expected = practitioners
+        .filter((p) =>
+          p.name.some((n: any) =>
+            String(n.family)
+              .toLowerCase()
+              .split(/[^a-z0-9]+/)
+              .some((word) => word.startsWith(prefix)),
+          ),
+        )
+        .map((p) => p.id)
+      const found = await get(`Practitioner?family=${prefix}&_count=100`)
+      expect(next(found.json), prefix).toBeUndefined()
+      expect(ids(found.json).sort(), prefix).toEqual(expected.sort())
+    }
+  })
+
   it('narrows a name search by address city and state, which cannot stand alone', async () => {
     const family = sample.name[0].family as string
     const city = sample.address[0].city as string
