@@ -297,7 +297,10 @@ describe('svc import publishers under hostile feeds', () => {
         )
         // The run went on to the next publisher (whose feed has not changed since the first run).
         expect(reports[1]).toMatchObject({ publisher: 'local', outcome: 'unchanged' })
-        expect(second.peakRssMb).toBeLessThan(200)
+        // Bounded by the batches in flight, not by what was read: 188-201 MB measured here for the valid
+        // slots (about 330,000 of them before the limit), 148-167 for the endless line. A sync that kept the
+        // 48 MB it read, or the slots parsed from it, would hold several times that on top.
+        expect(second.peakRssMb).toBeLessThan(240)
         const store = new Database(db, { readonly: true })
         try {
           const kept = store
