@@ -1,5 +1,6 @@
-import { writeFileSync } from 'node:fs'
+import { readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
 import { fixture, importPlanNet } from './support/directory.js'
@@ -279,6 +280,58 @@ describe('OrganizationAffiliation', () => {
     expect(ids(response.json)).toEqual([listed.id])
     const expected = [participant, ...listed.network.map((n: any) => n.reference.split('/')[1])]
     expect(ids(response.json, 'include').sort()).toEqual([...new Set(expected)].sort())
+  })
+
+  it('includes in the order of the matches, the includes asked and their references, in files of either format', async () => {
+    const query = `OrganizationAffiliation?network=${NETWORK}&_count=100&_include=OrganizationAffiliation:primary-organization&_include=OrganizationAffiliation:participating-organization`
+    const held = new Set(fixture('Organization').map((o) => o.id))
+    const byId = new Map(affiliations.map((a) => [a.id, a]))
+    // Each include's paths as its search parameter indexes them, in the order they were asked.
+    const asked = [['organization', 'network'], ['participatingOrganization']]
+    const expectedOf = (bundle: any) => {
+      const seen = new Set<string>()
+      const included: string[] = []
+      for (const id of ids(bundle)) {
+        for (const paths of asked) {
+          for (const path of paths) {
+            for (const reference of [byId.get(id)[path] ?? []].flat()) {
+              const target = String(reference.reference).replace(/^Organization\//, '')
+              if (held.has(target) && !seen.has(target)) included.push(target)
+              seen.add(target)
+            }
+          }
+        }
+      }
+      return included
+    }
+    const current = (await get(query)).json
+    const matches = ids(current).map((id: string) => byId.get(id))
+    // Order shows: matches whose references are several, in an order that is not the ids'.
+    expect(matches.some((a: any) => [a.organization, a.network].flat().filter(Boolean).length >= 2)).toBe(
+      true,
+    )
+    expect(ids(current, 'include')).toEqual(expectedOf(current))
+    expect(ids(current, 'include')).not.toEqual([...ids(current, 'include')].sort())
+
+    // A release file made before references were indexed by resource: its includes read the matches' text.
+    const old = await startTestServer()
+    try {
+      await importPlanNet(old)
+      const name = readdirSync(old.dir).find((file) => /\.directory-\d+\.db$/.test(file)) as string
+      const file = new Database(join(old.dir, name))
+      try {
+        expect(file.pragma('user_version', { simple: true })).toBe(2)
+        file.exec('DROP INDEX dir_ref_of')
+        file.pragma('user_version = 1')
+      } finally {
+        file.close()
+      }
+      const before = (await old.get(`${BASE}/${query}`, bearer(old.key))).json
+      expect(ids(before)).toEqual(ids(current))
+      expect(ids(before, 'include')).toEqual(ids(current, 'include'))
+    } finally {
+      await old.close()
+    }
   })
 })
 

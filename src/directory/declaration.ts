@@ -201,15 +201,10 @@ const organizationAffiliation: ResourceTypeDeclaration = {
     includes: {
       'OrganizationAffiliation:participating-organization': {
         kind: 'forward',
-        paths: ['participatingOrganization'],
-        target: 'Organization',
+        param: 'participating-organization',
       },
-      'OrganizationAffiliation:primary-organization': {
-        kind: 'forward',
-        paths: ['organization', 'network'],
-        target: 'Organization',
-      },
-      'OrganizationAffiliation:network': { kind: 'forward', paths: ['network'], target: 'Organization' },
+      'OrganizationAffiliation:primary-organization': { kind: 'forward', param: 'primary-organization' },
+      'OrganizationAffiliation:network': { kind: 'forward', param: 'network' },
     },
   },
 }
@@ -256,7 +251,7 @@ const endpoint: ResourceTypeDeclaration = {
       ...paging,
     },
     includes: {
-      'Endpoint:organization': { kind: 'forward', paths: ['managingOrganization'], target: 'Organization' },
+      'Endpoint:organization': { kind: 'forward', param: 'organization' },
     },
   },
 }

@@ -43,7 +43,7 @@ export interface SearchDeclaration {
    * parameter `param`: a plan sold in only part of the county asked, say. It gets the resource as stored, to
    * look at its bytes before parsing them (a plan can be hundreds of kilobytes). The matches it may mark are
    * those `param` indexes under `system` for the value asked: the others are neither marked nor read for it
-   * (in release files made before RELEASE_FORMAT, which did not index so, every match is read for it).
+   * (in release files made before MARKS_INDEXED_FROM, which did not index so, every match is read for it).
    */
   mark?: {
     param: string
@@ -53,12 +53,12 @@ export interface SearchDeclaration {
 }
 
 /**
- * What an `_include` value adds: the resources the matches reference at `paths` (of type `target`), or,
- * `reverse`, the resources of type `from` whose reference parameter `param` points at a match.
+ * What an `_include` value adds: the resources the matches reference where the type's reference search
+ * parameter `param` looks (its index says at which paths, and of which type), or, `reverse`, the resources of
+ * type `from` whose reference parameter number `param` points at a match.
  */
 export type IncludeDeclaration =
-  | { kind: 'forward'; paths: readonly string[]; target: string }
-  | { kind: 'reverse'; from: string; param: number }
+  { kind: 'forward'; param: string } | { kind: 'reverse'; from: string; param: number }
 
 /** How a search parameter takes part in a search. */
 export type SearchRole =

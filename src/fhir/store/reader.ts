@@ -378,6 +378,32 @@ export class ReleaseReader {
     )
   }
 
+  /**
+   * Per resource of `rids`, the ids its reference parameters `params` point at, each in the order the
+   * resource gives them (rows were written in that order), for a forward `_include`. Files from
+   * REFERENCES_BY_RESOURCE_FROM on: the index by resource makes it a lookup per resource.
+   */
+  referencesOf(rids: readonly number[], params: readonly number[]): Map<number, Map<number, string[]>> {
+    const found = new Map<number, Map<number, string[]>>()
+    if (this.#empty || rids.length === 0) return found
+    const rows = this.db
+      .statement(
+        `SELECT rid, param, target FROM ${this.#schema}.${this.layout.ref}
+         WHERE rid IN (SELECT value FROM json_each(?)) AND param IN (SELECT value FROM json_each(?))
+         ORDER BY rid, param, rowid`,
+      )
+      .raw()
+      .all(JSON.stringify(rids), JSON.stringify(params)) as [number, number, string][]
+    for (const [rid, param, target] of rows) {
+      let byParam = found.get(rid)
+      if (!byParam) found.set(rid, (byParam = new Map()))
+      const targets = byParam.get(param)
+      if (targets) targets.push(target)
+      else byParam.set(param, [target])
+    }
+    return found
+  }
+
   /** The resources whose reference parameter `param` points at `target`, for a reverse `_include`. */
   referencing(param: number, target: string, options: ReadOptions = {}): StoredJson[] {
     if (this.#empty) return []

@@ -62,9 +62,12 @@ export const KEPT_DEFLATE_MIN_BYTES = 16 * 1024
 
 /**
  * The shape of the release files made now, kept in their `user_version` (files before it read 0). 1: a
- * search's marked matches are indexed under the mark's system (SearchDeclaration.mark).
+ * search's marked matches are indexed under the mark's system (SearchDeclaration.mark). 2: reference rows
+ * are indexed by resource too, so a forward `_include` reads a page's references without parsing it.
  */
-export const RELEASE_FORMAT = 1
+export const RELEASE_FORMAT = 2
+export const MARKS_INDEXED_FROM = 1
+export const REFERENCES_BY_RESOURCE_FROM = 2
 
 /**
  * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
@@ -141,4 +144,5 @@ export const deleteDuplicatesSql = (layout: StoreLayout) =>
 export const releaseIndexesSql = (layout: StoreLayout) => `
   CREATE INDEX ${layout.token}_lookup ON ${layout.token} (param, code, rid);
   CREATE INDEX ${layout.ref}_lookup ON ${layout.ref} (param, target, rid);
+  CREATE INDEX ${layout.ref}_of ON ${layout.ref} (rid, param);
 `

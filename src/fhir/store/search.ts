@@ -1,14 +1,9 @@
 import { ApiError, type ParamIssue } from '../../http/errors.js'
 import { FHIR_BASE } from '../../http/pathBase.js'
-import type {
-  Criterion,
-  IncludeDeclaration,
-  ResourceTypeDeclaration,
-  SearchDeclaration,
-} from './declaration.js'
+import type { Criterion, ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
 import { referencedId } from './derive.js'
 import type { ReadOptions, ReleaseReader, StoredResource } from './reader.js'
-import { RELEASE_FORMAT } from './schema.js'
+import { MARKS_INDEXED_FROM, REFERENCES_BY_RESOURCE_FROM } from './schema.js'
 import type { SourcedResource, StoredJson } from './stored.js'
 
 type Resource = Record<string, unknown>
@@ -144,22 +139,42 @@ interface LocalState {
   t?: number
 }
 
-const NONE_ASKED: readonly IncludeDeclaration[] = []
+/** An `_include` as a search runs it: a forward one with the reference index of the parameter it follows. */
+type Include =
+  | { kind: 'forward'; param: number; paths: readonly string[]; target: string }
+  | { kind: 'reverse'; from: string; param: number }
 
-/** The includes a search's `_include` values ask for, in the order asked. */
-function includesAsked(search: SearchDeclaration, values: SearchValues): readonly IncludeDeclaration[] {
-  if (values._include === undefined) return NONE_ASKED
-  return ([] as string[])
-    .concat(values._include as string | string[])
-    .flatMap((name) => search.includes?.[name] ?? [])
+const NONE_ASKED: readonly Include[] = []
+
+/** A type's includes, by `_include` value, each forward one resolved to its parameter's reference index. */
+function includesOf(type: ResourceTypeDeclaration): Map<string, Include> {
+  const search = type.search
+  return new Map(
+    Object.entries(search?.includes ?? {}).map(([name, include]): [string, Include] => {
+      if (include.kind === 'reverse') return [name, include]
+      const index = search?.params[include.param]?.index
+      if (index?.kind !== 'reference') {
+        throw new Error(`${name} follows ${include.param}, which is no reference parameter of ${type.type}`)
+      }
+      return [name, { kind: 'forward', param: index.number, paths: index.paths, target: index.target }]
+    }),
+  )
 }
 
 const refs = (value: unknown): unknown[] =>
   Array.isArray(value) ? value : value === undefined ? [] : [value]
 
+/** The ids a forward include takes from a resource's text: in files made before its references were indexed by resource. */
+function referencedIds(resource: Resource, include: Include & { kind: 'forward' }): string[] {
+  return include.paths.flatMap((path) =>
+    refs(resource[path]).flatMap((reference) => referencedId(reference, include.target) ?? []),
+  )
+}
+
 /** A store's imported release as a search source: keyset pages by rid, `_include`s, totals as declared. */
 export class LocalSearch implements SearchSource {
   readonly #types: Map<string, ResourceTypeDeclaration>
+  readonly #includes: Map<string, Map<string, Include>>
 
   constructor(
     private readonly reader: ReleaseReader,
@@ -168,6 +183,16 @@ export class LocalSearch implements SearchSource {
     private readonly replaced: () => ApiError,
   ) {
     this.#types = new Map(types.map((type) => [type.type, type]))
+    this.#includes = new Map(types.map((type) => [type.type, includesOf(type)]))
+  }
+
+  /** The includes a search's `_include` values ask for, in the order asked. */
+  #asked(type: string, values: SearchValues): readonly Include[] {
+    if (values._include === undefined) return NONE_ASKED
+    const includes = this.#includes.get(type)
+    return ([] as string[])
+      .concat(values._include as string | string[])
+      .flatMap((name) => includes?.get(name) ?? [])
   }
 
   async read(
@@ -204,8 +229,10 @@ export class LocalSearch implements SearchSource {
             : search.count.default
       const mark = search.mark && given(values, search.mark.param) ? search.mark : undefined
       // Marks read the text of the matches they may mark: of all of them in files that do not say which.
-      const marksKnown = mark !== undefined && this.reader.format() >= RELEASE_FORMAT
-      const asked = includesAsked(search, values)
+      const marksKnown = mark !== undefined && this.reader.format() >= MARKS_INDEXED_FROM
+      const asked = this.#asked(type, values)
+      // Forward includes read the matches' references from the index where the file has it, else from the text.
+      const referencesKnown = this.reader.format() >= REFERENCES_BY_RESOURCE_FROM
       const wantsTotal = search.total && options.total !== false
       const first = state.a === 0
       // The matches' text is read with them when something reads inside them: forward includes, marks. A
@@ -217,7 +244,9 @@ export class LocalSearch implements SearchSource {
         counted,
       } = this.reader.page(criteria, state.a, count, {
         gzip: options.takesGzip,
-        text: (mark !== undefined && !marksKnown) || asked.some((include) => include.kind === 'forward'),
+        text:
+          (mark !== undefined && !marksKnown) ||
+          (!referencesKnown && asked.some((include) => include.kind === 'forward')),
         countUpTo: wantsTotal && first && state.t === undefined ? COUNTED_WITH_PAGE : undefined,
       })
       const total = wantsTotal
@@ -227,7 +256,7 @@ export class LocalSearch implements SearchSource {
       const last = page.at(-1)
       return {
         matches,
-        includes: this.#includes(asked, matches, { gzip: options.takesGzip }),
+        includes: this.#included(asked, page, referencesKnown, { gzip: options.takesGzip }),
         ...(mark ? { marks: this.#marks(search, mark, values, page, marksKnown) } : {}),
         ...(total !== undefined ? { total } : {}),
         ...(more && last
@@ -255,9 +284,26 @@ export class LocalSearch implements SearchSource {
     return page.map(({ rid, stored }) => (marked.has(rid) ? mark.of(stored, values) : undefined))
   }
 
-  #includes(asked: readonly IncludeDeclaration[], matches: StoredJson[], reading: ReadOptions): StoredJson[] {
+  /**
+   * What the page's includes add, in the order of the matches, then of the includes asked, then of each
+   * match's references as they stand in it (the index keeps them in that order): once each, and never a match.
+   */
+  #included(
+    asked: readonly Include[],
+    page: readonly StoredResource[],
+    referencesKnown: boolean,
+    reading: ReadOptions,
+  ): StoredJson[] {
     if (asked.length === 0) return []
-    const seen = new Set(matches.map((stored) => `${stored.type}/${stored.id}`))
+    const forward = asked.flatMap((include) => (include.kind === 'forward' ? [include.param] : []))
+    const indexed =
+      referencesKnown && forward.length > 0
+        ? this.reader.referencesOf(
+            page.map(({ rid }) => rid),
+            forward,
+          )
+        : undefined
+    const seen = new Set(page.map(({ stored }) => `${stored.type}/${stored.id}`))
     const out: StoredJson[] = []
     const add = (stored: StoredJson | undefined) => {
       if (!stored) return
@@ -266,19 +312,16 @@ export class LocalSearch implements SearchSource {
       seen.add(key)
       out.push(stored)
     }
-    for (const stored of matches) {
+    for (const { rid, stored } of page) {
       for (const include of asked) {
         if (include.kind === 'reverse') {
           for (const found of this.reader.referencing(include.param, stored.id, reading)) add(found)
           continue
         }
-        const resource = stored.resource
-        for (const path of include.paths) {
-          for (const reference of refs(resource[path])) {
-            const id = referencedId(reference, include.target)
-            if (id !== undefined) add(this.reader.read(include.target, id, reading))
-          }
-        }
+        const ids = indexed
+          ? (indexed.get(rid)?.get(include.param) ?? [])
+          : referencedIds(stored.resource, include)
+        for (const id of ids) add(this.reader.read(include.target, id, reading))
       }
     }
     return out
