@@ -164,7 +164,10 @@ function includesOf(type: ResourceTypeDeclaration): Map<string, Include> {
 const refs = (value: unknown): unknown[] =>
   Array.isArray(value) ? value : value === undefined ? [] : [value]
 
-/** The ids a forward include takes from a resource's text: in files made before its references were indexed by resource. */
+/**
+ * The ids a forward include takes from a resource's text, in files made before references were indexed by
+ * resource.
+ */
 function referencedIds(resource: Resource, include: Include & { kind: 'forward' }): string[] {
   return include.paths.flatMap((path) =>
     refs(resource[path]).flatMap((reference) => referencedId(reference, include.target) ?? []),
