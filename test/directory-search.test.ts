@@ -433,6 +433,14 @@ describe('declarations', () => {
 })
 
 describe('totals', () => {
+  /** Imports `organizations` into `own` by the CLI, as a release of their own. */
+  const importOrganizations = async (own: TestServer, organizations: object[]) => {
+    const file = join(own.dir, 'Organization.ndjson')
+    writeFileSync(file, organizations.map((organization) => JSON.stringify(organization)).join('\n'))
+    const imported = await runCli(['import', 'directory', file, '--db', own.dbPath])
+    expect(imported.code, imported.stderr).toBe(0)
+  }
+
   it('are exact on every page, whether the first page counted the matches or a count query did', async () => {
     const own = await startTestServer()
     try {
@@ -443,10 +451,7 @@ describe('totals', () => {
         name: index % 2 === 0 ? `Even Clinic ${index}` : `Odd Clinic ${index}`,
         type: [{ coding: [{ code: 'prov' }] }],
       }))
-      const file = join(own.dir, 'Organization.ndjson')
-      writeFileSync(file, organizations.map((organization) => JSON.stringify(organization)).join('\n'))
-      const imported = await runCli(['import', 'directory', file, '--db', own.dbPath])
-      expect(imported.code, imported.stderr).toBe(0)
+      await importOrganizations(own, organizations)
       for (const [query, total] of [
         ['type=prov', 1_203],
         ['name=even', 602],
@@ -480,10 +485,7 @@ describe('totals', () => {
           { system: 'urn:example:b', value: 'shared' },
         ],
       }))
-      const file = join(own.dir, 'Organization.ndjson')
-      writeFileSync(file, organizations.map((organization) => JSON.stringify(organization)).join('\n'))
-      const imported = await runCli(['import', 'directory', file, '--db', own.dbPath])
-      expect(imported.code, imported.stderr).toBe(0)
+      await importOrganizations(own, organizations)
       const query = `${BASE}/Organization?identifier=shared`
       // The count query (past what a first page counts itself), then pages.
       expect((await own.get(`${query}&_summary=count`, bearer(own.key))).json.total).toBe(1_005)

@@ -231,16 +231,17 @@ export class LocalSearch implements SearchSource {
             ? Number.MAX_SAFE_INTEGER
             : search.count.default
       const mark = search.mark && given(values, search.mark.param) ? search.mark : undefined
+      const format = this.reader.format()
       // Marks read the text of the matches they may mark: of all of them in files that do not say which.
-      const marksKnown = mark !== undefined && this.reader.format() >= MARKS_INDEXED_FROM
+      const marksKnown = mark !== undefined && format >= MARKS_INDEXED_FROM
       const asked = this.#asked(type, values)
       // Forward includes read the matches' references from the index where the file has it, else from the text.
-      const referencesKnown = this.reader.format() >= REFERENCES_BY_RESOURCE_FROM
+      const referencesKnown = format >= REFERENCES_BY_RESOURCE_FROM
       const wantsTotal = search.total && options.total !== false
       const first = state.a === 0
-      // The matches' text is read with them when something reads inside them: forward includes, marks. A
-      // first page that must count looks up to COUNTED_WITH_PAGE matches: the count query would run the
-      // search again.
+      // The matches' text is read with them when something reads inside them: marks and forward includes in
+      // files that index neither. A first page that must count looks up to COUNTED_WITH_PAGE matches: the
+      // count query would run the search again.
       const {
         rows: page,
         more,
