@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { QUESTIONNAIRE_STORE } from '../src/questionnaires/declaration.js'
 import { importQuestionnaires } from '../src/questionnaires/importQuestionnaires.js'
+import { QUESTIONNAIRE_INDEXES } from '../src/questionnaires/layout.js'
 import { hang, json, type Reply, startFakeUpstream } from './support/fakeUpstream.js'
 import { expectValidR4 } from './support/fhirValidator.js'
 import { QUESTIONNAIRES } from './support/fixtures.js'
@@ -175,6 +177,14 @@ describe('versions of one canonical', () => {
 })
 
 describe('strict parameters, batch and documents', () => {
+  it('indexes each search parameter as the layout the tables are made from says', () => {
+    const params = QUESTIONNAIRE_STORE.types[0]?.search?.params ?? {}
+    const indexed = Object.entries(params).filter(([, param]) => param.index !== undefined)
+    expect(Object.fromEntries(indexed.map(([name, param]) => [name, param.index]))).toEqual(
+      QUESTIONNAIRE_INDEXES,
+    )
+  })
+
   it('refuses undeclared and malformed parameters by name, all at once', async () => {
     const response = await get('Questionnaire?status=final&url=no%20scheme&code=|&title:contains=ab')
     expect(response.status).toBe(400)

@@ -9,7 +9,7 @@ import { NETWORK_LISTINGS, type PlanIdentifier } from '../fhir/networkListings.j
 import { readEndpoint, searchEndpoint, type StoreEndpointsContext } from '../fhir/store/endpoints.js'
 import { ReleaseReader } from '../fhir/store/reader.js'
 import { LocalSearch } from '../fhir/store/search.js'
-import { ID_PATTERN } from '../fhir/store/searchParams.js'
+import { ID_PATTERN } from '../fhir/id.js'
 import { resourceOf } from '../fhir/store/stored.js'
 import { ApiError, FHIR_BASE } from '../http/errors.js'
 import { PLANS_LAYOUT, PLANS_STORE } from './declaration.js'

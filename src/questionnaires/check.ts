@@ -1,4 +1,4 @@
-import { ID_PATTERN } from '../fhir/store/searchParams.js'
+import { ID_PATTERN } from '../fhir/id.js'
 import { isJsonObject as isObject } from '../jsonObject.js'
 import { STATUSES } from './declaration.js'
 

@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { param } from '../api/params.js'
 import type { SearchParam, StoreDeclaration } from '../fhir/store/declaration.js'
-import { storeLayout } from '../fhir/store/schema.js'
 import {
   codeParam,
   containsParam,
@@ -10,11 +9,12 @@ import {
   textParam,
   tokenParam,
 } from '../fhir/store/searchParams.js'
+import { QUESTIONNAIRE_INDEXES as INDEXES, QUESTIONNAIRE_LAYOUT } from './layout.js'
 
 /**
- * The Questionnaire store and its search parameters. Token parameters carry the number their index rows are
- * written under: append, never renumber. Questionnaires live in the main file's tables (no release files):
- * an import or a fetch changes single resources, in one transaction.
+ * The Questionnaire store and its search parameters, each indexed as layout.ts says. Questionnaires live in
+ * the main file's tables (no release files): an import or a fetch changes single resources, in one
+ * transaction.
  */
 
 export const STATUSES = ['draft', 'active', 'retired', 'unknown'] as const
@@ -56,24 +56,21 @@ const CODE = z
     return { system, code }
   })
 
-const URL_PARAM = 1
-const VERSION_PARAM = 2
+const URL_PARAM = INDEXES.url.number
+const VERSION_PARAM = INDEXES.version.number
 
-const stringSearch = (element: 'name' | 'title', exactNumber: number) => ({
+const stringSearch = (element: 'name' | 'title') => ({
   [element]: textParam({
-    column: element,
-    paths: [element],
+    ...INDEXES[element],
     match: 'start',
     description: `The ${element} starts with this (case and accents ignored), as FHIR string search has it.`,
   }),
   [`${element}:exact`]: exactParam({
-    number: exactNumber,
-    paths: [element],
+    ...INDEXES[`${element}:exact`],
     description: `The ${element} is exactly this (case and accents as written).`,
   }),
   [`${element}:contains`]: containsParam({
-    column: element,
-    paths: [element],
+    ...INDEXES[`${element}:contains`],
     description: `The ${element} holds this anywhere (case and accents ignored); 3 characters or more.`,
   }),
 })
@@ -87,7 +84,7 @@ const questionnaireSearch = {
       'uri',
     ),
     role: { kind: 'criterion' },
-    index: { kind: 'token', number: URL_PARAM, paths: ['url'] },
+    index: INDEXES.url,
     criteria: (value) => {
       const canonical = value as CanonicalValue
       return [
@@ -101,14 +98,14 @@ const questionnaireSearch = {
   version: {
     spec: param.string('The business version, exactly.', { max: 256 }),
     role: { kind: 'criterion' },
-    index: { kind: 'token', number: VERSION_PARAM, paths: ['version'] },
+    index: INDEXES.version,
     criteria: (value) => [{ kind: 'token', param: VERSION_PARAM, code: String(value) }],
     priority: 1,
   },
-  ...stringSearch('name', 3),
-  ...stringSearch('title', 4),
+  ...stringSearch('name'),
+  ...stringSearch('title'),
   status: {
-    ...codeParam({ number: 5, paths: ['status'], values: STATUSES, description: 'Publication status.' }),
+    ...codeParam({ ...INDEXES.status, values: STATUSES, description: 'Publication status.' }),
     priority: 2,
   },
   code: {
@@ -118,13 +115,13 @@ const questionnaireSearch = {
       'token',
     ),
     role: { kind: 'criterion' },
-    index: { kind: 'token', number: 6, paths: ['code'] },
+    index: INDEXES.code,
     criteria: (value) => {
       const token = value as { system?: string; code: string }
       return [
         {
           kind: 'token',
-          param: 6,
+          param: INDEXES.code.number,
           code: token.code,
           ...(token.system !== undefined ? { systems: [token.system] } : {}),
         },
@@ -132,21 +129,19 @@ const questionnaireSearch = {
     },
   },
   publisher: textParam({
-    column: 'publisher',
-    paths: ['publisher'],
+    ...INDEXES.publisher,
     match: 'start',
     description: 'The publisher starts with this (case and accents ignored).',
   }),
   identifier: tokenParam({
-    number: 7,
-    paths: ['identifier'],
+    ...INDEXES.identifier,
     description: 'A business identifier: `system|value` or value.',
   }),
 } satisfies Record<string, SearchParam>
 
 export const QUESTIONNAIRE_STORE: StoreDeclaration = {
-  name: 'questionnaires',
-  prefix: 'qst',
+  name: QUESTIONNAIRE_LAYOUT.declaration.name,
+  prefix: QUESTIONNAIRE_LAYOUT.declaration.prefix,
   types: [
     {
       type: 'Questionnaire',
@@ -154,5 +149,3 @@ export const QUESTIONNAIRE_STORE: StoreDeclaration = {
     },
   ],
 }
-
-export const QUESTIONNAIRE_LAYOUT = storeLayout(QUESTIONNAIRE_STORE)

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { ID_PATTERN } from '../fhir/store/searchParams.js'
-import { QUESTIONNAIRE_LAYOUT } from './declaration.js'
+import { ID_PATTERN } from '../fhir/id.js'
+import { QUESTIONNAIRE_LAYOUT } from './layout.js'
 
 type Resource = Record<string, unknown>
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { QUESTIONNAIRE_LAYOUT } from './declaration.js'
+import { QUESTIONNAIRE_LAYOUT } from './layout.js'
 
 /** One held Questionnaire as `svc questionnaires list` shows it. */
 export interface HeldListing {

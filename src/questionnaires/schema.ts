@@ -1,7 +1,7 @@
 import type { Migration } from '../db/migrate.js'
 import { releaseIndexesSql, releaseKeySql, releaseTablesSql } from '../fhir/store/schema.js'
 import { loadCurated } from './curated.js'
-import { QUESTIONNAIRE_LAYOUT } from './declaration.js'
+import { QUESTIONNAIRE_LAYOUT } from './layout.js'
 
 export const QUESTIONNAIRE_STEPS: Migration[] = [
   {

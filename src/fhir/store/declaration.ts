@@ -16,6 +16,21 @@ export interface StoreDeclaration {
   types: readonly ResourceTypeDeclaration[]
 }
 
+/**
+ * What a store's tables are made from (src/fhir/store/schema.ts): its names, and what each type's search
+ * parameters index. A declaration is one; a domain may also give it alone, without the parameters' rules.
+ */
+export interface StoreShape {
+  name: string
+  prefix: string
+  types: readonly TypeShape[]
+}
+
+export interface TypeShape {
+  type: string
+  search?: { params: Record<string, { index?: IndexDeclaration }> }
+}
+
 export interface ResourceTypeDeclaration {
   type: string
   /** Its search, when it has one: a type may be read only. */

@@ -1,4 +1,4 @@
-import type { ResourceTypeDeclaration, TextTokenizer } from './declaration.js'
+import type { TextTokenizer, TypeShape } from './declaration.js'
 import { isJsonObject as isObject, type JsonObject } from '../../jsonObject.js'
 
 /** The index rows of one resource, derived at import; the resource itself is stored as published. */
@@ -98,7 +98,7 @@ export interface TypeIndex {
 
 type PathVisitor = (resource: Json, visit: Visit) => void
 
-export function compileTypeIndex(declaration: ResourceTypeDeclaration): TypeIndex {
+export function compileTypeIndex(declaration: TypeShape): TypeIndex {
   const extractors: Extractor[] = []
   const texts: (TextIndex & { paths: PathVisitor[][] })[] = []
   for (const param of Object.values(declaration.search?.params ?? {})) {

@@ -7,7 +7,7 @@ import { searchsetBundle } from '../bundle.js'
 import type { CursorCodec } from '../cursor.js'
 import type { SearchDeclaration } from './declaration.js'
 import { type SearchSource, type SearchValues, searchRules } from './search.js'
-import { ID_PATTERN } from './searchParams.js'
+import { ID_PATTERN } from '../id.js'
 import { StoredJson } from './stored.js'
 
 const BUNDLE_SCHEMA = {

@@ -8,7 +8,7 @@ import { type ImportSource, SourceError } from '../../ingest/sources.js'
 import { UserError } from '../../userError.js'
 import { ImportError, ReleaseBuild } from './releaseBuild.js'
 import type { StoreLayout } from './schema.js'
-import { ID_PATTERN } from './searchParams.js'
+import { ID_PATTERN } from '../id.js'
 
 export interface ImportProblem {
   source: string

@@ -2,7 +2,7 @@ import { ApiError } from '../../http/errors.js'
 import type { UpstreamSource } from '../../upstream/client.js'
 import type { ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
 import { remoteQuery, type SearchPage, type SearchSource, type SearchValues } from './search.js'
-import { ID_PATTERN } from './searchParams.js'
+import { ID_PATTERN } from '../id.js'
 
 type Resource = Record<string, unknown>
 

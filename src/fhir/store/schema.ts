@@ -1,4 +1,4 @@
-import type { StoreDeclaration, TextTokenizer } from './declaration.js'
+import type { StoreShape, TextTokenizer } from './declaration.js'
 import { compileTypeIndex, type TypeIndex } from './derive.js'
 
 /** One full-text table of a release: its name, columns, tokenizer, and the type whose resources it holds. */
@@ -11,7 +11,7 @@ export interface TextTable {
 
 /** A store's tables and each type's compiled index, worked out once from its declaration. */
 export interface StoreLayout {
-  declaration: StoreDeclaration
+  declaration: StoreShape
   resource: string
   token: string
   ref: string
@@ -27,7 +27,7 @@ export const textTableKey = (type: string, tokenizer: TextTokenizer = 'words') =
 /** Table names: words tables kept their first name (`<prefix>_name_<type>`) so older release files still read. */
 const TABLE_INFIX: Record<TextTokenizer, string> = { words: 'name', trigram: 'tri' }
 
-export function storeLayout(declaration: StoreDeclaration): StoreLayout {
+export function storeLayout(declaration: StoreShape): StoreLayout {
   const { prefix } = declaration
   const indexes = new Map(declaration.types.map((type) => [type.type, compileTypeIndex(type)]))
   const textTables = new Map<string, TextTable>()

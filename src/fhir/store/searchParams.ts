@@ -1,12 +1,7 @@
 import { z } from 'zod'
 import { asFhirType, param } from '../../api/params.js'
+import { ID_PATTERN } from '../id.js'
 import type { SearchParam } from './declaration.js'
-
-/**
- * FHIR's id rule, as the spec states it for ids and `_id`, less `.` and `..`: as a path segment they would
- * name another path, on this server or an upstream one.
- */
-export const ID_PATTERN = /^(?!\.\.?$)[A-Za-z0-9\-.]{1,64}$/
 
 const WORD = /[\p{L}\p{N}]/u
 
