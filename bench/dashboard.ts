@@ -153,7 +153,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`Seeding the request log with ${seedRows.toLocaleString('en-US')} requests over 30 days...`)
     seedRequestLog(dbPath, seedRows, keyIds)
 
-    server = await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
+    server = await startServer(await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
     const base = server.url
     const cookie = await signIn(base)
     const pages: [string, string][] = [

@@ -127,7 +127,7 @@ export async function run(args: string[]): Promise<void> {
 
   // Answer cache off: every request runs its query (issue 13's FHIR path figures are cold).
   const server = await startServer(
-    resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+    await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
     clock,
   )
   const headers = { authorization: `Bearer ${key}` }

@@ -64,7 +64,7 @@ export async function run(args: string[]): Promise<void> {
     }
     console.log(`First sync: ${publishers} publishers in ${(await sync()).toFixed(1)} s`)
     const server = await startServer(
-      resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+      await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
       () => FEED_START,
     )
     const get = async (path: string) => {

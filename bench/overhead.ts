@@ -55,7 +55,7 @@ export async function run(args: string[]): Promise<void> {
   try {
     // An empty env so SVC_* variables on this machine do not leak in. (A ./svc.config.json in the working
     // directory would still be read, but db, port and host given here win over it.)
-    const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+    const config = await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
     const setup = openDatabase(dbPath)
     createOrganization(setup, { slug: 'bench', plan: 'scale' })
     const { key } = createKey(setup, { org: 'bench' })

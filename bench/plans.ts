@@ -75,7 +75,7 @@ export async function run(args: string[]): Promise<void> {
     await importDirectory(setup, await resolveSources([join(packageRoot(), 'data', 'directory', 'plan-net')]))
     setup.close()
     const server = await startServer(
-      resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+      await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
       clock,
     )
     const headers = { authorization: `Bearer ${key}` }

@@ -70,7 +70,7 @@ export async function run(args: string[]): Promise<void> {
     const key = unlimitedBenchKey(setup)
     setup.close()
     const server = await startServer(
-      resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+      await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
       Date.now,
     )
     const base = '/v1/fhir/r4/Questionnaire'

@@ -192,12 +192,12 @@ export async function run(args: string[]): Promise<void> {
     // a repeated search from its answer cache (src/http/answerCache.ts), as a busy server mostly does.
     const servers = {
       cold: await startServer(
-        resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+        await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
         clock,
       ),
-      warm: await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock),
+      warm: await startServer(await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock),
       later: await startServer(
-        resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+        await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
         later,
       ),
     }

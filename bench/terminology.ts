@@ -54,7 +54,7 @@ export async function run(args: string[]): Promise<void> {
   let server: RunningServer | undefined
   let client: Client | undefined
   try {
-    const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+    const config = await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
     const setup = openDatabase(dbPath)
     createOrganization(setup, { slug: 'bench', plan: 'scale' })
     const { key } = createKey(setup, { org: 'bench' })

@@ -116,7 +116,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`Seeding the request log with ${seedRows.toLocaleString('en-US')} older requests...`)
     seedRequestLog(dbPath, seedRows)
 
-    server = await startServer(resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
+    server = await startServer(await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {}), clock)
     const url = `${server.url}${PATH}`
     const load = (seconds: number) =>
       measure(url, {

@@ -17,7 +17,7 @@ export default class Demo extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(Demo)
-    const config = this.resolveConfig(serveOverrides(flags))
+    const config = await this.resolveConfig(serveOverrides(flags))
     const sync = backgroundSync(flags)
     const db = openDatabase(config.db)
     let tryLines: (baseUrl: string) => string = () => ''

@@ -28,7 +28,7 @@ export default class Serve extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(Serve)
-    const config = this.resolveConfig(serveOverrides(flags))
+    const config = await this.resolveConfig(serveOverrides(flags))
     const options = { log: (line: string) => this.log(line), sync: backgroundSync(flags) }
     const workers = flags.workers ?? availableParallelism()
     if (workers === 1) await runServerUntilSignalled(config, options)

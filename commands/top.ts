@@ -28,7 +28,7 @@ export default class Top extends SvcCommand {
     process.env.NODE_ENV ??= 'production'
     const { readSnapshot, runTop } = await import('../src/tui/run.js')
     const { snapshotText } = await import('../src/tui/Report.js')
-    const { db } = this.resolveConfig({ db: flags.db, config: flags.config })
+    const { db } = await this.resolveConfig({ db: flags.db, config: flags.config })
     const clock = clockFromEnv()
     const interactive = process.stdout.isTTY && process.stdin.isTTY
     if (!this.jsonEnabled() && !flags.once && interactive) {

@@ -35,7 +35,7 @@ const PATHS = [
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-screenshots-'))
 const dbPath = join(dir, 'svc.db')
-const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
+const config = await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, {})
 const db = openDatabase(dbPath)
 await loadDemoData(db, Date.now())
 await syncPublishers(db, { clock: Date.now, limits: ingestLimits(config) })

@@ -1,70 +1,81 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { z } from 'zod'
+import type { z } from 'zod'
 import { UserError } from './userError.js'
+
+/** zod, handed to a setting's rule when a value is given: a command that sets nothing never loads it. */
+export type Zod = typeof z
 
 /**
  * One resolved configuration: flags > environment (SVC_*) > config file > defaults. Each setting is declared
  * once with its name (the config file's key), its environment name and its rule: the appliance's own here,
  * each domain's in its folder (`DomainModule.settings`), gathered by the composition root.
  */
-export interface Setting<T = unknown> {
+export type Setting<T = unknown> = {
   /** The key in the config file, and what a flag of the same meaning is named after (`--base-url`). */
   name: string
   env: string
-  schema: z.ZodType<T>
   /** The value when nothing sets it; none: unset. */
   fallback?: T
-}
+} & (string extends T ? { rule?: SettingRule<T> } : { rule: SettingRule<T> })
+
+/**
+ * The rule a given value must meet, made only when one is given: zod takes ~70 ms to load, a third of a
+ * command's start. A text setting may have none: any non-empty text.
+ */
+export type SettingRule<T> = (z: Zod) => z.ZodType<T>
 
 export function defineSetting<T>(setting: Setting<T>): Setting<T> {
   return setting
 }
 
 /** A whole number of milliseconds within bounds, from a flag, the environment or the file. */
-export const milliseconds = (min: number, max: number) => {
+export const milliseconds = (min: number, max: number) => (z: Zod) => {
   const message = `must be a number of milliseconds from ${min} to ${max}`
   return z.coerce.number({ error: message }).int(message).min(min, message).max(max, message)
 }
 
+/** An http(s) URL. */
+export const httpUrl = (z: Zod) => z.url({ protocol: /^https?$/ })
+
 /** A JSON object in the environment, an object in the config file. */
-export const jsonObject = <T>(schema: z.ZodType<T>) =>
-  z.preprocess((raw) => {
-    if (typeof raw !== 'string') return raw
-    try {
-      return JSON.parse(raw) as unknown
-    } catch {
-      return raw
-    }
-  }, schema) as unknown as z.ZodType<T>
+export const jsonObject =
+  <T>(rule: (z: Zod) => z.ZodType<T>) =>
+  (z: Zod) =>
+    z.preprocess((raw) => {
+      if (typeof raw !== 'string') return raw
+      try {
+        return JSON.parse(raw) as unknown
+      } catch {
+        return raw
+      }
+    }, rule(z)) as unknown as z.ZodType<T>
 
 const CORE = {
-  db: defineSetting({ name: 'db', env: 'SVC_DB', schema: z.string().min(1), fallback: './data/svc.db' }),
-  host: defineSetting({ name: 'host', env: 'SVC_HOST', schema: z.string().min(1), fallback: '127.0.0.1' }),
+  db: defineSetting({ name: 'db', env: 'SVC_DB', fallback: './data/svc.db' }),
+  host: defineSetting({ name: 'host', env: 'SVC_HOST', fallback: '127.0.0.1' }),
   port: defineSetting({
     name: 'port',
     env: 'SVC_PORT',
-    schema: z.coerce
-      .number({ error: 'must be a port number from 0 to 65535' })
-      .int()
-      .min(0)
-      .max(65535, 'must be a port number from 0 to 65535'),
+    rule: (z) =>
+      z.coerce
+        .number({ error: 'must be a port number from 0 to 65535' })
+        .int()
+        .min(0)
+        .max(65535, 'must be a port number from 0 to 65535'),
     fallback: 8080,
   }),
-  baseUrl: defineSetting({ name: 'baseUrl', env: 'SVC_BASE_URL', schema: z.url({ protocol: /^https?$/ }) }),
-  docsUrl: defineSetting({ name: 'docsUrl', env: 'SVC_DOCS_URL', schema: z.url({ protocol: /^https?$/ }) }),
-  dashboardUrl: defineSetting({
-    name: 'dashboardUrl',
-    env: 'SVC_DASHBOARD_URL',
-    schema: z.url({ protocol: /^https?$/ }),
-  }),
+  baseUrl: defineSetting({ name: 'baseUrl', env: 'SVC_BASE_URL', rule: httpUrl }),
+  docsUrl: defineSetting({ name: 'docsUrl', env: 'SVC_DOCS_URL', rule: httpUrl }),
+  dashboardUrl: defineSetting({ name: 'dashboardUrl', env: 'SVC_DASHBOARD_URL', rule: httpUrl }),
   answerCacheMb: defineSetting({
     name: 'answerCacheMb',
     env: 'SVC_ANSWER_CACHE_MB',
-    schema: z.coerce
-      .number({ error: 'must be a number of megabytes from 0 (off) to 4096' })
-      .min(0, 'must be a number of megabytes from 0 (off) to 4096')
-      .max(4096, 'must be a number of megabytes from 0 (off) to 4096'),
+    rule: (z) =>
+      z.coerce
+        .number({ error: 'must be a number of megabytes from 0 (off) to 4096' })
+        .min(0, 'must be a number of megabytes from 0 (off) to 4096')
+        .max(4096, 'must be a number of megabytes from 0 (off) to 4096'),
     fallback: 64,
   }),
 }
@@ -130,33 +141,44 @@ function readConfigFile(
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '')
 
-/** Resolves the appliance's settings and those `domainSettings` declare; a bad value is one ConfigError line. */
-export function resolveConfig(
+/**
+ * Resolves the appliance's settings and those `domainSettings` declare; a bad value is one ConfigError line.
+ * zod is loaded only when a value given needs a rule.
+ */
+export async function resolveConfig(
   overrides: ConfigOverrides = {},
   env: NodeJS.ProcessEnv = process.env,
   domainSettings: readonly Setting[] = [],
-): Config {
+): Promise<Config> {
   const known = [...Object.values(CORE), ...domainSettings].map((setting) => setting.name)
   const explicitFile = overrides.config ?? env.SVC_CONFIG
   const filePath = explicitFile ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined)
   const file = readConfigFile(filePath, explicitFile !== undefined, known)
 
-  const pick = <T>(setting: Setting<T>): T | undefined => {
+  const given = (setting: Setting): [raw: unknown, origin: string] => {
     const { name } = setting
-    const [raw, origin] =
-      overrides[name] !== undefined
-        ? [overrides[name], `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`]
-        : env[setting.env] !== undefined && env[setting.env] !== ''
-          ? [env[setting.env], setting.env]
-          : file[name] !== undefined
-            ? [file[name], `${filePath}: ${name}`]
-            : [undefined, name]
+    if (overrides[name] !== undefined)
+      return [overrides[name], `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`]
+    if (env[setting.env] !== undefined && env[setting.env] !== '') return [env[setting.env], setting.env]
+    if (file[name] !== undefined) return [file[name], `${filePath}: ${name}`]
+    return [undefined, name]
+  }
+  const ruled = [...Object.values(CORE), ...domainSettings].some(
+    (setting) => setting.rule && given(setting)[0] !== undefined,
+  )
+  const zod = ruled ? (await import('zod')).z : undefined
+
+  const pick = <T>(setting: Setting<T>): T | undefined => {
+    const [raw, origin] = given(setting)
     if (raw === undefined) return setting.fallback
-    const result = setting.schema.safeParse(raw)
-    if (!result.success) {
-      const reason = result.error.issues[0]?.message ?? 'invalid value'
-      throw new ConfigError(`Invalid setting ${origin}: ${JSON.stringify(raw)} (${reason})`)
+    const invalid = (reason: string) =>
+      new ConfigError(`Invalid setting ${origin}: ${JSON.stringify(raw)} (${reason})`)
+    if (!setting.rule) {
+      if (typeof raw !== 'string' || raw === '') throw invalid('must be a non-empty text')
+      return raw as T
     }
+    const result = setting.rule(zod as Zod).safeParse(raw)
+    if (!result.success) throw invalid(result.error.issues[0]?.message ?? 'invalid value')
     return result.data
   }
 

@@ -23,6 +23,31 @@ function importsOf(file: string): string[] {
   )
 }
 
+/**
+ * What loading a file loads: every module its static value imports reach (type imports and `import()`
+ * load nothing then), with the packages among them by name.
+ */
+function loadedBy(file: string): { modules: Set<string>; packages: Set<string> } {
+  const modules = new Set([file])
+  const packages = new Set<string>()
+  const queue = [file]
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const text = readFileSync(next, 'utf8')
+    for (const [, specifier] of text.matchAll(/^(?:import|export) (?!type )[^;]*?from '([^']+)'/gms)) {
+      if (!specifier?.startsWith('.')) {
+        packages.add(specifier?.split('/')[0]?.startsWith('@') ? specifier : (specifier?.split('/')[0] ?? ''))
+        continue
+      }
+      const module = join(next, '..', specifier).replace(/\.js$/, '.ts')
+      if (!modules.has(module)) {
+        modules.add(module)
+        queue.push(module)
+      }
+    }
+  }
+  return { modules, packages }
+}
+
 /** Domains that serve requests of their own; accounts and stats are the request path's own parts. */
 const SERVICE_DOMAINS = DOMAINS.filter((domain) => domain.serving !== undefined).map((domain) => domain.name)
 const SHARED = ['api', 'db', 'fhir', 'geo', 'http', 'ingest', 'upstream', 'cli', 'docs', 'dashboard']
@@ -60,6 +85,24 @@ describe('the house', () => {
       }
     }
     expect(crossings).toEqual([])
+  })
+
+  it('starts a command that manages accounts or lists what is held without zod or koa', () => {
+    // zod alone took ~70 ms of a ~300 ms start: settings load it only when a value given needs a rule, and
+    // the store's tables come from index layouts, not from the search parameters' rules.
+    const commands = ['orgs', 'keys', 'operators', 'publishers', 'questionnaires', 'requests'].flatMap(
+      (topic) =>
+        readdirSync(join(REPOSITORY, 'commands', topic)).map((name) =>
+          join(REPOSITORY, 'commands', topic, name),
+        ),
+    )
+    const heavy = commands.flatMap((command) =>
+      [...loadedBy(command).packages]
+        .filter((name) => name === 'zod' || name === 'koa')
+        .map((name) => `${relative(REPOSITORY, command)} -> ${name}`),
+    )
+    expect(commands.length).toBeGreaterThan(10)
+    expect(heavy).toEqual([])
   })
 
   it('never reads the sibling shared/ folder a user of the repository does not have', () => {

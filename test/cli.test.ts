@@ -72,6 +72,23 @@ describe('configuration', () => {
     expect(served.code).not.toBe(0)
     expect(served.stderr).toMatch(/Invalid setting .*svc\.config\.json: port/)
   })
+
+  it('checks every setting given, ruled or text, in a command that loads no rule otherwise', async () => {
+    const file = join(dir, 'text.config.json')
+    writeFileSync(file, JSON.stringify({ db: 5 }))
+    const notText = await runCli(['orgs', 'list', '--config', file])
+    expect(notText.code).not.toBe(0)
+    // oclif wraps the line: read it as one.
+    const oneLine = (text: string) => text.replace(/\s*\n ›\s*/g, ' ')
+    expect(oneLine(notText.stderr)).toMatch(
+      /Invalid setting .*text\.config\.json: db: 5 \(must be a non-empty text\)/,
+    )
+    const ruled = await runCli(['orgs', 'list'], { ...env, SVC_UPSTREAM_DEADLINE_S: '0' })
+    expect(ruled.code).not.toBe(0)
+    expect(oneLine(ruled.stderr)).toMatch(
+      /Invalid setting SVC_UPSTREAM_DEADLINE_S: "0" \(must be a number of seconds/,
+    )
+  })
 })
 
 describe('help', () => {

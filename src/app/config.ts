@@ -5,11 +5,11 @@ import { UPSTREAM_SETTINGS } from '../upstream/settings.js'
 import { DOMAINS } from './domains.js'
 
 /** The appliance's settings and every domain's, resolved: flags > SVC_* > config file > fallbacks. */
-export function resolveAppConfig(
+export async function resolveAppConfig(
   overrides: ConfigOverrides = {},
   env: NodeJS.ProcessEnv = process.env,
-): Config {
-  const config = resolveConfig(overrides, env, [
+): Promise<Config> {
+  const config = await resolveConfig(overrides, env, [
     ...INGEST_SETTINGS,
     ...UPSTREAM_SETTINGS,
     MAX_CONNECTIONS,

@@ -25,7 +25,7 @@ export abstract class SvcCommand extends Command {
 
   #store: Store | undefined
 
-  protected resolveConfig(overrides: ConfigOverrides): Config {
+  protected resolveConfig(overrides: ConfigOverrides): Promise<Config> {
     return resolveAppConfig(overrides)
   }
 
@@ -34,7 +34,7 @@ export abstract class SvcCommand extends Command {
     db?: string
     config?: string
   }): Promise<{ db: Db; store: Store; config: Config }> {
-    const config = this.resolveConfig({ db: flags.db, config: flags.config })
+    const config = await this.resolveConfig({ db: flags.db, config: flags.config })
     this.#store = openStore(config)
     return { db: this.#store.db, store: this.#store, config }
   }

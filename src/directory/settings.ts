@@ -1,26 +1,24 @@
-import { z } from 'zod'
-import { type Config, defineSetting, milliseconds, settingOf } from '../config.js'
+import { type Config, defineSetting, httpUrl, milliseconds, settingOf } from '../config.js'
 import { checkCredentialsTransport } from '../upstream/settings.js'
 
 /** A remote FHIR directory base; unset: the imported release answers. */
 export const DIRECTORY_URL = defineSetting({
   name: 'directoryUrl',
   env: 'SVC_DIRECTORY_URL',
-  schema: z.url({ protocol: /^https?$/ }),
+  rule: httpUrl,
 })
 
 /** Sent to the remote directory as `Authorization: Bearer`; never logged. */
 export const DIRECTORY_API_KEY = defineSetting({
   name: 'directoryApiKey',
   env: 'SVC_DIRECTORY_API_KEY',
-  schema: z.string().min(1),
 })
 
 /** Per attempt against the remote directory. */
 export const DIRECTORY_TIMEOUT_MS = defineSetting({
   name: 'directoryTimeoutMs',
   env: 'SVC_DIRECTORY_TIMEOUT_MS',
-  schema: milliseconds(100, 60_000),
+  rule: milliseconds(100, 60_000),
   fallback: 10_000,
 })
 

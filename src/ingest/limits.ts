@@ -1,5 +1,4 @@
-import { z } from 'zod'
-import { type Config, defineSetting, settingOf } from '../config.js'
+import { type Config, defineSetting, type SettingRule, settingOf, type Zod } from '../config.js'
 
 /**
  * What bounds every import and every fetch of a third party's data: the size of one record, the size and
@@ -22,7 +21,7 @@ const MB = 1024 * 1024
 /** JSON nested deeper than this is refused: no record of the data the appliance serves needs more. */
 export const MAX_JSON_DEPTH = 100
 
-const megabytes = (max: number) =>
+const megabytes = (max: number) => (z: Zod) =>
   z.coerce
     .number({ error: `must be a number of megabytes from 1 to ${max}` })
     .min(1, `must be a number of megabytes from 1 to ${max}`)
@@ -31,35 +30,37 @@ const megabytes = (max: number) =>
 export const IMPORT_MAX_RECORD_MB = defineSetting({
   name: 'importMaxRecordMb',
   env: 'SVC_IMPORT_MAX_RECORD_MB',
-  schema: megabytes(1024),
+  rule: megabytes(1024),
   fallback: 64,
 })
 
 export const IMPORT_MAX_SOURCE_MB = defineSetting({
   name: 'importMaxSourceMb',
   env: 'SVC_IMPORT_MAX_SOURCE_MB',
-  schema: megabytes(1024 * 1024),
+  rule: megabytes(1024 * 1024),
   fallback: 20_480,
 })
 
 export const IMPORT_SOURCE_TIMEOUT_S = defineSetting({
   name: 'importSourceTimeoutS',
   env: 'SVC_IMPORT_SOURCE_TIMEOUT_S',
-  schema: z.coerce
-    .number({ error: 'must be a number of seconds from 1 to 86400' })
-    .int('must be a number of seconds from 1 to 86400')
-    .min(1, 'must be a number of seconds from 1 to 86400')
-    .max(86_400, 'must be a number of seconds from 1 to 86400'),
+  rule: (z) =>
+    z.coerce
+      .number({ error: 'must be a number of seconds from 1 to 86400' })
+      .int('must be a number of seconds from 1 to 86400')
+      .min(1, 'must be a number of seconds from 1 to 86400')
+      .max(86_400, 'must be a number of seconds from 1 to 86400'),
   fallback: 1800,
 })
 
 export const FETCH_ALLOW_HOSTS = defineSetting<string[]>({
   name: 'fetchAllowHosts',
   env: 'SVC_FETCH_ALLOW_HOSTS',
-  schema: z.preprocess(
-    (raw) => (typeof raw === 'string' ? raw.split(',').map((host) => host.trim().toLowerCase()) : raw),
-    z.array(z.string().min(1, 'must list host names, comma-separated')),
-  ) as unknown as z.ZodType<string[]>,
+  rule: (z) =>
+    z.preprocess(
+      (raw) => (typeof raw === 'string' ? raw.split(',').map((host) => host.trim().toLowerCase()) : raw),
+      z.array(z.string().min(1, 'must list host names, comma-separated')),
+    ) as unknown as ReturnType<SettingRule<string[]>>,
   fallback: [],
 })
 

@@ -1,5 +1,4 @@
-import { z } from 'zod'
-import { defineSetting, milliseconds } from '../config.js'
+import { defineSetting, milliseconds, type SettingRule } from '../config.js'
 
 const ADDRESS = /^(fhir\+)?https?:\/\/[^\s,]+$/i
 
@@ -14,21 +13,22 @@ export const addressUrl = (entry: string) => entry.replace(/^fhir\+/i, '')
 export const QUESTIONNAIRE_SOURCES = defineSetting<string[]>({
   name: 'questionnaireSources',
   env: 'SVC_QUESTIONNAIRE_SOURCES',
-  schema: z.preprocess(
-    (raw) =>
-      typeof raw === 'string'
-        ? raw
-            .split(',')
-            .map((entry) => entry.trim())
-            .filter(Boolean)
-        : raw,
-    z.array(
-      z
-        .string()
-        .regex(ADDRESS, 'must list http(s) addresses or fhir+http(s) FHIR bases, comma-separated')
-        .refine((entry) => URL.canParse(addressUrl(entry)), 'must list valid URLs'),
-    ),
-  ) as unknown as z.ZodType<string[]>,
+  rule: (z) =>
+    z.preprocess(
+      (raw) =>
+        typeof raw === 'string'
+          ? raw
+              .split(',')
+              .map((entry) => entry.trim())
+              .filter(Boolean)
+          : raw,
+      z.array(
+        z
+          .string()
+          .regex(ADDRESS, 'must list http(s) addresses or fhir+http(s) FHIR bases, comma-separated')
+          .refine((entry) => URL.canParse(addressUrl(entry)), 'must list valid URLs'),
+      ),
+    ) as unknown as ReturnType<SettingRule<string[]>>,
   fallback: [],
 })
 
@@ -36,6 +36,6 @@ export const QUESTIONNAIRE_SOURCES = defineSetting<string[]>({
 export const QUESTIONNAIRE_TIMEOUT_MS = defineSetting({
   name: 'questionnaireTimeoutMs',
   env: 'SVC_QUESTIONNAIRE_TIMEOUT_MS',
-  schema: milliseconds(100, 120_000),
+  rule: milliseconds(100, 120_000),
   fallback: 10_000,
 })

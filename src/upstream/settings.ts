@@ -1,14 +1,14 @@
-import { z } from 'zod'
 import { ConfigError, defineSetting } from '../config.js'
 
 /** An upstream answer larger than this is cut off as it passes it (502), never held whole. */
 export const UPSTREAM_MAX_ANSWER_MB = defineSetting({
   name: 'upstreamMaxAnswerMb',
   env: 'SVC_UPSTREAM_MAX_ANSWER_MB',
-  schema: z.coerce
-    .number({ error: 'must be a number of megabytes from 1 to 1024' })
-    .min(1, 'must be a number of megabytes from 1 to 1024')
-    .max(1024, 'must be a number of megabytes from 1 to 1024'),
+  rule: (z) =>
+    z.coerce
+      .number({ error: 'must be a number of megabytes from 1 to 1024' })
+      .min(1, 'must be a number of megabytes from 1 to 1024')
+      .max(1024, 'must be a number of megabytes from 1 to 1024'),
   fallback: 32,
 })
 
@@ -16,11 +16,12 @@ export const UPSTREAM_MAX_ANSWER_MB = defineSetting({
 export const UPSTREAM_DEADLINE_S = defineSetting({
   name: 'upstreamDeadlineS',
   env: 'SVC_UPSTREAM_DEADLINE_S',
-  schema: z.coerce
-    .number({ error: 'must be a number of seconds from 1 to 600' })
-    .int('must be a number of seconds from 1 to 600')
-    .min(1, 'must be a number of seconds from 1 to 600')
-    .max(600, 'must be a number of seconds from 1 to 600'),
+  rule: (z) =>
+    z.coerce
+      .number({ error: 'must be a number of seconds from 1 to 600' })
+      .int('must be a number of seconds from 1 to 600')
+      .min(1, 'must be a number of seconds from 1 to 600')
+      .max(600, 'must be a number of seconds from 1 to 600'),
   fallback: 30,
 })
 

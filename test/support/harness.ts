@@ -53,7 +53,7 @@ export async function startTestServer(
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const dbPath = join(dir, 'svc.db')
   options.prepare?.(dbPath)
-  const config = resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, options.env ?? {})
+  const config = await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, options.env ?? {})
   let now = Date.parse(options.now ?? DEFAULT_NOW)
   const server = await startServer(config, () => now, {
     requestLogFlushMs: 20,
