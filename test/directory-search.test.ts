@@ -2,6 +2,7 @@ import { readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { RELEASE_FORMAT } from '../src/fhir/store/schema.js'
 import { runCli } from './support/cli.js'
 import { fixture, importPlanNet } from './support/directory.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
@@ -320,7 +321,7 @@ describe('OrganizationAffiliation', () => {
       const name = readdirSync(old.dir).find((file) => /\.directory-\d+\.db$/.test(file)) as string
       const file = new Database(join(old.dir, name))
       try {
-        expect(file.pragma('user_version', { simple: true })).toBe(2)
+        expect(file.pragma('user_version', { simple: true })).toBe(RELEASE_FORMAT)
         file.exec('DROP INDEX dir_ref_of')
         file.pragma('user_version = 1')
       } finally {
@@ -441,54 +442,94 @@ describe('totals', () => {
     expect(imported.code, imported.stderr).toBe(0)
   }
 
-  it('are exact on every page, whether the first page counted the matches or a count query did', async () => {
+  /** Opens the release file `own` serves, to look inside it or to make it as an older version did. */
+  const releaseFile = (own: TestServer) =>
+    new Database(
+      join(own.dir, readdirSync(own.dir).find((name) => /\.directory-\d+\.db$/.test(name)) as string),
+    )
+
+  /** Follows three pages of `query`, expecting `total` on each. */
+  const expectTotalOnPages = async (own: TestServer, query: string, total: number) => {
+    let url: string | undefined = `${BASE}/Organization?${query}&_count=50`
+    let pages = 0
+    while (url && pages < 3) {
+      const response = await own.get(url.replace(own.url, ''), bearer(own.key))
+      expect(response.json.total, `${query}, page ${pages + 1}`).toBe(total)
+      url = next(response.json)
+      pages++
+    }
+    expect(pages).toBe(3)
+  }
+
+  it('are exact on every page, whether the first page, a count query or the tallies of the release counted', async () => {
+    // Past the matches a first page looks up to count them itself (1,000), and under it.
+    const organizations = Array.from({ length: 1_203 }, (_, index) => ({
+      resourceType: 'Organization',
+      id: `org-${index}`,
+      name: index % 2 === 0 ? `Even Clinic ${index}` : `Odd Clinic ${index}`,
+      type: [{ coding: [{ code: index < 3 ? 'dept' : 'prov' }] }],
+    }))
+    const totals = [
+      ['type=prov', 1_200], // one value held past 1,000 times: tallied as the release was built
+      ['name=clinic', 1_203], // a text match past 1,000: the count query
+      ['name=even', 602], // under 1,000: the first page
+      ['name=odd&type=prov', 600],
+    ] as const
     const own = await startTestServer()
     try {
-      // Past the matches a first page looks up to count them itself (1,000), and under it.
-      const organizations = Array.from({ length: 1_203 }, (_, index) => ({
-        resourceType: 'Organization',
-        id: `org-${index}`,
-        name: index % 2 === 0 ? `Even Clinic ${index}` : `Odd Clinic ${index}`,
-        type: [{ coding: [{ code: 'prov' }] }],
-      }))
       await importOrganizations(own, organizations)
-      for (const [query, total] of [
-        ['type=prov', 1_203],
-        ['name=even', 602],
-        ['name=odd&type=prov', 601],
-      ] as const) {
-        let url: string | undefined = `${BASE}/Organization?${query}&_count=50`
-        let pages = 0
-        while (url && pages < 3) {
-          const response = await own.get(url.replace(own.url, ''), bearer(own.key))
-          expect(response.json.total, `${query}, page ${pages + 1}`).toBe(total)
-          url = next(response.json)
-          pages++
-        }
-        expect(pages).toBe(3)
+      for (const [query, total] of totals) await expectTotalOnPages(own, query, total)
+      const file = releaseFile(own)
+      try {
+        // Only what a first page cannot count is tallied.
+        expect(file.prepare('SELECT code, n FROM dir_token_tally').all()).toEqual([
+          { code: 'prov', n: 1_200 },
+        ])
+      } finally {
+        file.close()
       }
     } finally {
       await own.close()
+    }
+
+    // A file made before tallies: the count query answers the same.
+    const old = await startTestServer()
+    try {
+      await importOrganizations(old, organizations)
+      const file = releaseFile(old)
+      try {
+        file.exec('DROP TABLE dir_token_tally; DROP TABLE dir_ref_tally')
+        file.pragma('user_version = 2')
+      } finally {
+        file.close()
+      }
+      for (const [query, total] of totals) await expectTotalOnPages(old, query, total)
+    } finally {
+      await old.close()
     }
   })
 
   it('count a resource once when it holds the asked value twice', async () => {
     const own = await startTestServer()
     try {
-      // One identifier value under two systems: a search by value alone meets each organization twice.
+      // One identifier value under two systems: a search by value alone meets most organizations twice.
       const organizations = Array.from({ length: 1_005 }, (_, index) => ({
         resourceType: 'Organization',
         id: `org-${index}`,
         name: `Clinic ${index}`,
         identifier: [
           { system: 'urn:example:a', value: 'shared' },
-          { system: 'urn:example:b', value: 'shared' },
+          ...(index >= 3 ? [{ system: 'urn:example:b', value: 'shared' }] : []),
         ],
       }))
       await importOrganizations(own, organizations)
       const query = `${BASE}/Organization?identifier=shared`
-      // The count query (past what a first page counts itself), then pages.
+      // The release's tally (past what a first page counts itself), the count query, then pages.
       expect((await own.get(`${query}&_summary=count`, bearer(own.key))).json.total).toBe(1_005)
+      expect((await own.get(`${query}&name=clinic&_summary=count`, bearer(own.key))).json.total).toBe(1_005)
+      // Under one system: not the value's tally, which counts every system.
+      const underB = `${BASE}/Organization?identifier=${encodeURIComponent('urn:example:b|shared')}`
+      expect((await own.get(`${underB}&_summary=count`, bearer(own.key))).json.total).toBe(1_002)
       const first = await own.get(`${query}&_count=100`, bearer(own.key))
       expect(first.json.total).toBe(1_005)
       expect(new Set(ids(first.json)).size).toBe(100)

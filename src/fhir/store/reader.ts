@@ -4,7 +4,7 @@ import type { Db } from '../../db/open.js'
 import { inflated, type Precompressed } from '../../http/gzipSplice.js'
 import type { Criterion } from './declaration.js'
 import { type ActiveRelease, activeRelease, releasePath } from './releases.js'
-import { type StoreLayout, textTableKey } from './schema.js'
+import { type StoreLayout, TALLIES_FROM, textTableKey } from './schema.js'
 import { StoredJson } from './stored.js'
 
 /** Which criterion drives the scan: the most selective kind first. */
@@ -358,8 +358,32 @@ export class ReleaseReader {
     }
   }
 
+  /**
+   * How many match, where the release counted it as it was built: one reference or token value (a token
+   * under any system) held by more than TALLIED_ABOVE resources. Undefined for fewer, another search, or a
+   * file made before TALLIES_FROM.
+   */
+  tallied(criteria: readonly Criterion[]): number | undefined {
+    const [only] = criteria
+    if (this.#empty || this.#format < TALLIES_FROM || criteria.length !== 1 || !only) return undefined
+    const s = this.#schema
+    if (only.kind === 'ref')
+      return this.db
+        .statement(`SELECT n FROM ${s}.${this.layout.ref}_tally WHERE param = ? AND target = ?`)
+        .pluck()
+        .get(only.param, only.target) as number | undefined
+    if (only.kind === 'token' && only.systems === undefined)
+      return this.db
+        .statement(`SELECT n FROM ${s}.${this.layout.token}_tally WHERE param = ? AND code = ?`)
+        .pluck()
+        .get(only.param, only.code) as number | undefined
+    return undefined
+  }
+
   count(criteria: readonly Criterion[]): number {
     if (this.#empty) return 0
+    const tallied = this.tallied(criteria)
+    if (tallied !== undefined) return tallied
     const sql = matchSql(this.layout, this.#schema, criteria)
     return this.db
       .statement(sql.count)

@@ -4,6 +4,7 @@ import {
   duplicatesSql,
   KEPT_DEFLATE_MIN_BYTES,
   releaseIndexesSql,
+  releaseTalliesSql,
   releaseKeySql,
   releaseTablesSql,
   type StoreLayout,
@@ -173,6 +174,7 @@ export class ReleaseWriter {
     }
     if (duplicates > 0) await loader.exec(deleteDuplicatesSql(this.layout))
     await loader.exec(releaseIndexesSql(this.layout))
+    await loader.exec(releaseTalliesSql(this.layout))
     await loader.close()
     return duplicates
   }

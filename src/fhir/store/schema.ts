@@ -63,11 +63,20 @@ export const KEPT_DEFLATE_MIN_BYTES = 16 * 1024
 /**
  * The shape of the release files made now, kept in their `user_version` (files before it read 0). 1: a
  * search's marked matches are indexed under the mark's system (SearchDeclaration.mark). 2: reference rows
- * are indexed by resource too, so a forward `_include` reads a page's references without parsing it.
+ * are indexed by resource too, so a forward `_include` reads a page's references without parsing it. 3: the
+ * matches of each reference and token value held by more than TALLIED_ABOVE resources are counted at build.
  */
-export const RELEASE_FORMAT = 2
+export const RELEASE_FORMAT = 3
 export const MARKS_INDEXED_FROM = 1
 export const REFERENCES_BY_RESOURCE_FROM = 2
+export const TALLIES_FROM = 3
+
+/**
+ * A search's first page counts up to this many matches itself; a search by one reference or token value
+ * matched more often reads its count from the release's tallies, made once as the release is built (a
+ * network's 24,479 affiliations took 1.75 ms to count at each first page).
+ */
+export const TALLIED_ABOVE = 1000
 
 /**
  * DDL of a release file, run before its rows go in. `source` (the import's source, by position) and `line` say
@@ -139,6 +148,22 @@ export const deleteDuplicatesSql = (layout: StoreLayout) =>
         `DELETE FROM ${table} WHERE ${table === layout.token || table === layout.ref ? 'rid' : 'rowid'} IN (SELECT rid FROM temp.duplicate);`,
     )
     .join('\n')
+
+/**
+ * How many resources hold each reference target and each token code (under any system) of a parameter,
+ * where more than TALLIED_ABOVE do: after the indexes, whose order the counts are read in. A resource's
+ * reference rows are unique (derive.ts), its token rows only per system.
+ */
+export const releaseTalliesSql = ({ ref, token }: StoreLayout) => `
+  CREATE TABLE ${ref}_tally (param INTEGER NOT NULL, target TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (param, target)) WITHOUT ROWID;
+  INSERT INTO ${ref}_tally SELECT param, target, count(*) FROM ${ref}
+    GROUP BY param, target HAVING count(*) > ${TALLIED_ABOVE};
+  CREATE TABLE ${token}_tally (param INTEGER NOT NULL, code TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (param, code)) WITHOUT ROWID;
+  INSERT INTO ${token}_tally SELECT param, code, count(DISTINCT rid) FROM ${token}
+    GROUP BY param, code HAVING count(DISTINCT rid) > ${TALLIED_ABOVE};
+`
 
 /** Built after the bulk load: one sorted build is far cheaper than maintaining them row by row. */
 export const releaseIndexesSql = (layout: StoreLayout) => `

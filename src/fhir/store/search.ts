@@ -3,7 +3,7 @@ import { FHIR_BASE } from '../../http/pathBase.js'
 import type { Criterion, ResourceTypeDeclaration, SearchDeclaration } from './declaration.js'
 import { referencedId } from './derive.js'
 import type { ReadOptions, ReleaseReader, StoredResource } from './reader.js'
-import { MARKS_INDEXED_FROM, REFERENCES_BY_RESOURCE_FROM } from './schema.js'
+import { MARKS_INDEXED_FROM, REFERENCES_BY_RESOURCE_FROM, TALLIED_ABOVE } from './schema.js'
 import type { SourcedResource, StoredJson } from './stored.js'
 
 type Resource = Record<string, unknown>
@@ -127,9 +127,10 @@ export function remoteQuery(search: SearchDeclaration, values: SearchValues): UR
 
 /**
  * A first page that needs a total looks up to this many matches past its own (their rids, not their
- * resources): fewer than that, and it has counted them.
+ * resources): fewer than that, and it has counted them. More, and a release counted them as it was built
+ * when they are one value's (TALLIED_ABOVE).
  */
-const COUNTED_WITH_PAGE = 1000
+const COUNTED_WITH_PAGE = TALLIED_ABOVE
 
 /** What a local cursor carries: the checked parameters, the last rid served, the release, the total. */
 interface LocalState {
@@ -239,6 +240,7 @@ export class LocalSearch implements SearchSource {
       const referencesKnown = format >= REFERENCES_BY_RESOURCE_FROM
       const wantsTotal = search.total && options.total !== false
       const first = state.a === 0
+      const tallied = wantsTotal && first && state.t === undefined ? this.reader.tallied(criteria) : undefined
       // The matches' text is read with them when something reads inside them: marks and forward includes in
       // files that index neither. A first page that must count looks up to COUNTED_WITH_PAGE matches: the
       // count query would run the search again.
@@ -251,10 +253,13 @@ export class LocalSearch implements SearchSource {
         text:
           (mark !== undefined && !marksKnown) ||
           (!referencesKnown && asked.some((include) => include.kind === 'forward')),
-        countUpTo: wantsTotal && first && state.t === undefined ? COUNTED_WITH_PAGE : undefined,
+        countUpTo:
+          wantsTotal && first && state.t === undefined && tallied === undefined
+            ? COUNTED_WITH_PAGE
+            : undefined,
       })
       const total = wantsTotal
-        ? (state.t ?? (first ? counted : undefined) ?? this.reader.count(criteria))
+        ? (state.t ?? tallied ?? (first ? counted : undefined) ?? this.reader.count(criteria))
         : undefined
       const matches = page.map((row) => row.stored)
       const last = page.at(-1)
