@@ -366,18 +366,17 @@ export class ReleaseReader {
   tallied(criteria: readonly Criterion[]): number | undefined {
     const [only] = criteria
     if (this.#empty || this.#format < TALLIES_FROM || criteria.length !== 1 || !only) return undefined
-    const s = this.#schema
-    if (only.kind === 'ref')
-      return this.db
-        .statement(`SELECT n FROM ${s}.${this.layout.ref}_tally WHERE param = ? AND target = ?`)
-        .pluck()
-        .get(only.param, only.target) as number | undefined
-    if (only.kind === 'token' && only.systems === undefined)
-      return this.db
-        .statement(`SELECT n FROM ${s}.${this.layout.token}_tally WHERE param = ? AND code = ?`)
-        .pluck()
-        .get(only.param, only.code) as number | undefined
-    return undefined
+    const [table, column, param, value] =
+      only.kind === 'ref'
+        ? [this.layout.ref, 'target', only.param, only.target]
+        : only.kind === 'token' && only.systems === undefined
+          ? [this.layout.token, 'code', only.param, only.code]
+          : []
+    if (table === undefined) return undefined
+    return this.db
+      .statement(`SELECT n FROM ${this.#schema}.${table}_tally WHERE param = ? AND ${column} = ?`)
+      .pluck()
+      .get(param, value) as number | undefined
   }
 
   count(criteria: readonly Criterion[]): number {
