@@ -8,7 +8,9 @@ import { addPublisher } from '../src/scheduling/publishers.js'
 import { searchGroups } from '../src/scheduling/search/groups.js'
 import { SERVED_SERIES } from '../src/scheduling/search/series.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
+import { packedStartsSteps } from '../src/scheduling/search/startTimes.js'
 import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+import { runNow } from '../src/workInSlices.js'
 import { writeBulkFeed } from './support/bulkFeed.js'
 
 /**
@@ -67,16 +69,19 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** The oracle: each group's free slots from `from` on, counted and their first start, in page order. */
-function plainGroups(from: number) {
+/**
+ * The oracle: each group's free slots from `from` on (through `through`, included), counted and their first
+ * start, in page order.
+ */
+function plainGroups(from: number, through = Number.MAX_SAFE_INTEGER) {
   const rows = db
     .prepare(
       `SELECT r.group_key, count(*), min(t.start_ms) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
-       WHERE ${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ?
+       WHERE ${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?
        GROUP BY r.group_key ORDER BY min(t.start_ms), r.group_key`,
     )
     .raw()
-    .all(from) as [string, number, number][]
+    .all(from, through) as [string, number, number][]
   return rows.map(([key, count, next]) => ({ key, count, next: new Date(next).toISOString() }))
 }
 
@@ -117,5 +122,48 @@ describe('grouped searches over more groups than their tallies first hold', () =
         }
       }
     }
+  })
+
+  it('count and page every group in a window as the plain query does, walking the slots of a short one', () => {
+    const index = new SlotIndex(db)
+    const minutes = 60_000
+    // 5,200 series, ~10,400 slots over ~94 hours: a window of a few hours holds fewer slots than series.
+    for (const [from, through, walked] of [
+      [FROM + 40 * 900_000, FROM + 40 * 900_000 + 6 * 60 * minutes, true],
+      [FROM + 40 * 900_000 + 1, FROM + 52 * 900_000 - 1, true], // bounds between starts, not whole seconds
+      [FROM + 131 * 900_000, FROM + 131 * 900_000, true], // one moment
+      [FROM - 60 * minutes, FROM + 200 * 60 * minutes, false], // every slot: the series are tallied
+    ] as const) {
+      const expected = plainGroups(from, through)
+      expect(expected.length).toBeGreaterThan(walked ? 20 : 1_024)
+      const filters = { status: 'free' as const, startAfter: from, startBefore: through, groupKeys: [] }
+      expect(index.groupsInWindow(filters, 0, from, through, { offset: 0, limit: 1 }) !== undefined).toBe(
+        walked,
+      )
+      for (const [offset, limit] of [
+        [0, 50],
+        [7, 100],
+        [expected.length - 15, 50],
+      ] as const) {
+        const { groups, total } = searchGroups(index, filters, { offset, limit })
+        expect({ from, offset, total }).toEqual({ from, offset, total: expected.length })
+        expect(
+          groups.map((group) => ({
+            key: group.key,
+            count: group.totalSlots,
+            next: group.nextAvailableStart,
+          })),
+        ).toEqual(expected.slice(offset, offset + limit))
+      }
+    }
+    // A publisher whose starts are not whole seconds, or whose groups are too many to pack, is not walked.
+    const sync = { lo: 1, at: Int32Array.from([0, 2]), starts: Float64Array.from([FROM, FROM + 1]) }
+    expect(runNow(packedStartsSteps(sync, [1], () => 0))).toBeUndefined()
+    expect(
+      runNow(packedStartsSteps({ ...sync, starts: Float64Array.from([FROM, FROM]) }, [1], () => 2 ** 21)),
+    ).toBeUndefined()
+    expect(
+      runNow(packedStartsSteps({ ...sync, starts: Float64Array.from([FROM + 1000, FROM]) }, [1], () => 0)),
+    ).toEqual(Float64Array.from([(FROM / 1000) * 2 ** 21, (FROM / 1000 + 1) * 2 ** 21]))
   })
 })

@@ -144,7 +144,8 @@ function pageOf(page: Page, keyOf: (group: number) => string): { group: number; 
 /**
  * The same matches grouped by provider at a location, ordered by soonest availability then key; `total` and
  * paging count groups. A search over one indexed filter alone (or none) takes its groups from the index's
- * lists (listGroups.ts); any other tallies its matching series as the index finds them. Either way the work
+ * lists (listGroups.ts); one in a short window with no filter walks the window's slots
+ * (SlotIndex.groupsInWindow); any other tallies its matching series as the index finds them. Either way the work
  * follows the number of series or groups, not of slots, and only the page's groups' series are looked at.
  */
 export function searchGroups(
@@ -156,7 +157,7 @@ export function searchGroups(
   const listed =
     filters.startBefore === undefined
       ? index.groupsOfLists(filters, status, filters.startAfter, page)
-      : undefined
+      : index.groupsInWindow(filters, status, filters.startAfter, filters.startBefore, page)
   const { total, groups } = listed ?? tallied(index, filters, status, page)
   return { groups: groups.map(toGroupMatch), total }
 }

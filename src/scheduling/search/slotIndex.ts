@@ -4,7 +4,10 @@ import {
   endThrough,
   firstFrom,
   loadStartsSteps,
+  nthSmallest,
   nthStart,
+  packedStartsSteps,
+  PLACES_PACKED,
   skipAhead,
   startsBegin,
   startsEnd,
@@ -26,6 +29,7 @@ import {
   type SlotFigures,
 } from './listGroups.js'
 import { sized } from './arrays.js'
+import { RoundMarks } from './roundMarks.js'
 import {
   filtersNoSeries,
   masksBySync,
@@ -119,6 +123,11 @@ class PublisherSeries {
   #gathered: Int32Array | undefined
   /** Per status: every served series' starts in one ascending array, made by the first search that asks. */
   readonly #servedStarts: (Float64Array | undefined)[] = []
+  /**
+   * Per status, made with `#servedStarts`: the same starts packed with their groups' places (PLACES_PACKED),
+   * what a search in a short window walks; null when they cannot be packed (a start not in whole seconds).
+   */
+  readonly #packedStarts: (Float64Array | null | undefined)[] = []
   /** Per place and status (as `counts`): its figures from the last moment a search asked (`from`). */
   #from: SlotsFrom | undefined
   /** Per list asked for by a grouped search, and per status from a moment and at any time: its groups. */
@@ -182,14 +191,23 @@ class PublisherSeries {
     return runNow(this.servedStartsSteps(db, status))
   }
 
-  /** `servedStarts` in steps (workInSlices.ts). */
+  /** `servedStarts` in steps (workInSlices.ts), and the same starts packed with their groups' places. */
   *servedStartsSteps(db: Db, status: number): Steps<Float64Array> {
     let sorted = this.#servedStarts[status]
     if (!sorted) {
-      sorted = yield* startsTogetherSteps(yield* this.startsSteps(db, status), this.ids)
+      const starts = yield* this.startsSteps(db, status)
+      sorted = yield* startsTogetherSteps(starts, this.ids)
+      const groupPlaces = this.groupPlaces
+      this.#packedStarts[status] =
+        (yield* packedStartsSteps(starts, this.ids, (place) => groupPlaces[place] as number)) ?? null
       this.#servedStarts[status] = sorted
     }
     return sorted
+  }
+
+  /** Its served starts of the status packed with their groups' places, once made (`servedStartsSteps`). */
+  packedStarts(status: number): Float64Array | null | undefined {
+    return this.#packedStarts[status]
   }
 
   /**
@@ -539,6 +557,22 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
   else map.set(key, [value])
 }
 
+/** The `count` of `items` first by key, in key order: a pass that keeps them as it goes, for a few of many. */
+function firstByKey<T extends { key: string }>(items: readonly T[], count: number): T[] {
+  const kept: T[] = []
+  if (count <= 0) return kept
+  for (const item of items) {
+    if (kept.length === count) {
+      if (byKey(item.key, (kept[count - 1] as T).key) >= 0) continue
+      kept.pop()
+    }
+    let at = kept.length
+    while (at > 0 && byKey(item.key, (kept[at - 1] as T).key) < 0) at--
+    kept.splice(at, 0, item)
+  }
+  return kept
+}
+
 export class SlotIndex {
   readonly #publishers = new Map<string, PublisherSeries>()
   /** Every served series by id. */
@@ -566,6 +600,8 @@ export class SlotIndex {
    * NPIs looked up in each of 50 publishers were a third of the search).
    */
   readonly #npiPublishers = new Map<string, PublisherSeries[]>()
+  /** The groups a search in a window met (`groupsInWindow`), by number: kept from one search to the next. */
+  readonly #windowMarks = new RoundMarks()
 
   constructor(readonly db: Db) {}
 
@@ -681,6 +717,98 @@ export class SlotIndex {
         onPage.push(found)
       },
     )
+    return { total, groups: onPage }
+  }
+
+  /**
+   * A grouped search in a window with no filter (a publisher aside), answered by walking the window's slots
+   * in start order through each publisher's starts packed with their groups' places: a group's first slot met is its
+   * next start, and only the page's groups' series are looked at. Undefined when a filter is given, when the
+   * window holds more slots than there are series (tallying the series then reads less), or when a
+   * publisher's starts are not packed (not whole seconds).
+   */
+  groupsInWindow(
+    filters: SeriesFilters,
+    status: number,
+    from: number | undefined,
+    through: number,
+    page: { offset: number; limit: number },
+  ): { total: number; groups: GroupOnPage[] } | undefined {
+    if (soleListFilter(filters) !== 'every') return undefined
+    this.refresh()
+    const lower = from === undefined ? 0 : Math.ceil(from / 1000) * PLACES_PACKED
+    const upper = (Math.floor(through / 1000) + 1) * PLACES_PACKED
+    const spans: { indexed: PublisherSeries; packed: Float64Array; lo: number; hi: number }[] = []
+    let slots = 0
+    let series = 0
+    let groups = 0
+    for (const [slug, indexed] of this.#publishers) {
+      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      indexed.servedStarts(this.db, status)
+      const packed = indexed.packedStarts(status)
+      if (!packed) return undefined
+      const lo = countBefore(packed, lower)
+      const hi = countBefore(packed, upper, lo)
+      spans.push({ indexed, packed, lo, hi })
+      slots += hi - lo
+      series += indexed.all.length
+      groups += indexed.groups
+    }
+    if (slots > series) return undefined
+    // The groups met, in the order met (each publisher's by next start): their span, group place and next.
+    const met = { owners: [] as number[], places: [] as number[], nexts: new Float64Array(slots) }
+    this.#windowMarks.begin(groups)
+    let groupsBefore = 0
+    spans.forEach(({ indexed, packed, lo, hi }, owner) => {
+      for (let at = lo; at < hi; at++) {
+        const value = packed[at] as number
+        const second = Math.floor(value / PLACES_PACKED)
+        // Not `value % PLACES_PACKED`: a float's remainder took most of the walk.
+        const place = (value - second * PLACES_PACKED) | 0
+        if (!this.#windowMarks.mark(groupsBefore + place)) continue
+        met.nexts[met.owners.length] = second * 1000
+        met.owners.push(owner)
+        met.places.push(place)
+      }
+      groupsBefore += indexed.groups
+    })
+    const total = met.owners.length
+    const end = page.offset + page.limit
+    const nexts = met.nexts.subarray(0, total)
+    const latest = total > end ? nthSmallest(Float64Array.from(nexts), end - 1) : Number.POSITIVE_INFINITY
+    const keyOf = (nth: number) =>
+      (spans[met.owners[nth] as number] as (typeof spans)[number]).indexed.groupKeys[
+        met.places[nth] as number
+      ] as string
+    // Those before the latest next start on the page are all on it; of those at it (hundreds, when starts
+    // fall on a grid) only the first few by key are, kept as they are met rather than sorted.
+    const candidates: { nth: number; next: number; key: string }[] = []
+    const tied: { nth: number; next: number; key: string }[] = []
+    for (let nth = 0; nth < total; nth++) {
+      const next = nexts[nth] as number
+      if (next < latest) candidates.push({ nth, next, key: keyOf(nth) })
+      else if (next === latest) tied.push({ nth, next, key: keyOf(nth) })
+    }
+    candidates.sort((a, b) => a.next - b.next || byKey(a.key, b.key))
+    candidates.push(...firstByKey(tied, end - candidates.length))
+    const bit = 1 << status
+    const figures = { count: 0, first: 0, before: 0 }
+    const onPage = candidates.slice(page.offset, end).map(({ nth, next, key }): GroupOnPage => {
+      const { indexed } = spans[met.owners[nth] as number] as (typeof spans)[number]
+      const found: GroupOnPage = { key, next, count: 0, traits: 0, series: [] }
+      for (const place of indexed.byGroupKey.get(key) ?? NONE) {
+        const traits = indexed.traits[place] as number
+        if (!(traits & bit)) continue
+        indexed.slotsWithin(this.db, place, status, from, through, figures)
+        if (figures.count === 0) continue
+        found.count += figures.count
+        found.traits |= traits
+        found.series.push(indexed.all[place] as Series)
+      }
+      // In the order the index holds them (by id), as a tallied search gives them.
+      found.series.sort((a, b) => a.id - b.id)
+      return found
+    })
     return { total, groups: onPage }
   }
 

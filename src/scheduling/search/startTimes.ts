@@ -167,26 +167,63 @@ export function startsTogether(sync: SyncStarts, ids: readonly number[]): Float6
   return runNow(startsTogetherSteps(sync, ids))
 }
 
-/**
- * `startsTogether` in steps of about a millisecond (a publisher of a million slots takes a tenth of a
- * second): blocks of SORT_BLOCK starts sorted one at a time, then merged two by two, a pause every
- * MERGE_STEP starts.
- */
+/** `startsTogether` in steps of about a millisecond (sortedSteps). */
 export function* startsTogetherSteps(sync: SyncStarts, ids: readonly number[]): Steps<Float64Array> {
   const lists = ids.map((id) => startsOfSeries(sync, id))
-  const total = lists.reduce((sum, list) => sum + list.length, 0)
-  let source = new Float64Array(total)
+  const source = new Float64Array(lists.reduce((sum, list) => sum + list.length, 0))
   let cursor = 0
   for (const list of lists) {
     source.set(list, cursor)
     cursor += list.length
   }
+  return yield* sortedSteps(source)
+}
+
+/**
+ * A slot start and a number below 2^21 (the place of its series' group) in one number,
+ * `start in seconds · 2^21 + place`, exact while starts are whole seconds (a start of 2027 needs 31 bits):
+ * sorted, such numbers are in the order of the starts, and each says its group.
+ */
+export const PLACES_PACKED = 2 ** 21
+
+/**
+ * The starts of the series at each place (`ids[place]` its id) packed with `placeOf(place)`
+ * (PLACES_PACKED), ascending; undefined when a start is not a whole second or a number to pack is too large.
+ */
+export function* packedStartsSteps(
+  sync: SyncStarts,
+  ids: readonly number[],
+  placeOf: (place: number) => number,
+): Steps<Float64Array | undefined> {
+  const lists = ids.map((id) => startsOfSeries(sync, id))
+  const packed = new Float64Array(lists.reduce((sum, list) => sum + list.length, 0))
+  let cursor = 0
+  for (let place = 0; place < lists.length; place++) {
+    const packedPlace = placeOf(place)
+    if (packedPlace >= PLACES_PACKED) return undefined
+    for (const start of lists[place] as Float64Array) {
+      if (!Number.isInteger(start / 1000)) return undefined
+      packed[cursor++] = (start / 1000) * PLACES_PACKED + packedPlace
+    }
+    if (place % 1024 === 1023) yield
+  }
+  return yield* sortedSteps(packed)
+}
+
+/**
+ * `values` sorted ascending in steps of about a millisecond (a publisher of a million slots takes a tenth of
+ * a second): blocks of SORT_BLOCK sorted one at a time, natively, then merged two by two, a pause every
+ * MERGE_STEP values. `values` is sorted in place or used as scratch: the sorted array is returned.
+ */
+function* sortedSteps(values: Float64Array): Steps<Float64Array> {
+  let source: Float64Array = values
+  const total = source.length
   for (let block = 0; block < total; block += SORT_BLOCK) {
     yield
     source.subarray(block, block + SORT_BLOCK).sort()
   }
   if (total <= SORT_BLOCK) return source
-  let target = new Float64Array(total)
+  let target: Float64Array = new Float64Array(total)
   for (let width = SORT_BLOCK; width < total; width *= 2) {
     for (let lo = 0; lo < total; lo += 2 * width) {
       const middle = Math.min(lo + width, total)
