@@ -14,6 +14,7 @@ import {
   startsTogether,
   startsTogetherSteps,
   type SyncStarts,
+  unpackedSteps,
 } from './startTimes.js'
 import { runInSlices, runNow, type Steps } from '../../workInSlices.js'
 import { SLOT_STATUSES } from '../model.js'
@@ -196,10 +197,11 @@ class PublisherSeries {
     let sorted = this.#servedStarts[status]
     if (!sorted) {
       const starts = yield* this.startsSteps(db, status)
-      sorted = yield* startsTogetherSteps(starts, this.ids)
       const groupPlaces = this.groupPlaces
-      this.#packedStarts[status] =
-        (yield* packedStartsSteps(starts, this.ids, (place) => groupPlaces[place] as number)) ?? null
+      const packed = yield* packedStartsSteps(starts, this.ids, (place) => groupPlaces[place] as number)
+      // Sorted once: the packed starts are in the order of the starts.
+      sorted = packed ? yield* unpackedSteps(packed) : yield* startsTogetherSteps(starts, this.ids)
+      this.#packedStarts[status] = packed ?? null
       this.#servedStarts[status] = sorted
     }
     return sorted

@@ -210,6 +210,16 @@ export function* packedStartsSteps(
   return yield* sortedSteps(packed)
 }
 
+/** The starts of packed starts (`packedStartsSteps`), in their order: a pause every MERGE_STEP. */
+export function* unpackedSteps(packed: Float64Array): Steps<Float64Array> {
+  const starts = new Float64Array(packed.length)
+  for (let at = 0; at < packed.length; at++) {
+    if (at % MERGE_STEP === 0) yield
+    starts[at] = Math.floor((packed[at] as number) / PLACES_PACKED) * 1000
+  }
+  return starts
+}
+
 /**
  * `values` sorted ascending in steps of about a millisecond (a publisher of a million slots takes a tenth of
  * a second): blocks of SORT_BLOCK sorted one at a time, natively, then merged two by two, a pause every
