@@ -65,8 +65,11 @@ function querySet(groupKey: string): [string, string][] {
   const { state, city } = locationOf(3, 7)
   const npiList = (length: number) =>
     Array.from({ length }, (_, index) => npiOf(index * 5, index * 13, index % 3)).join(',')
-  const windowFrom = FEED_START + 3 * 86_400_000
-  const window = `startAfter=${isoAt(windowFrom)}&startBefore=${isoAt(windowFrom + 6 * 3_600_000)}`
+  const windowFrom = FEED_START + 3 * 86_400_000 + 17 * 60_000
+  // Windows of 6 h, a day and a week, each starting and ending within an hour.
+  const windowOf = (hours: number) =>
+    `startAfter=${isoAt(windowFrom)}&startBefore=${isoAt(windowFrom + hours * 3_600_000)}`
+  const window = windowOf(6)
   return [
     ['state + serviceTypeCode', `/v1/scheduling/slots?state=${state}&serviceTypeCode=${SERVICE_TYPES[4]}`],
     ['npi list (10)', `/v1/scheduling/slots?npi=${npiList(10)}`],
@@ -82,8 +85,19 @@ function querySet(groupKey: string): [string, string][] {
     ],
     ['no filter (all 1.6M free)', '/v1/scheduling/slots'],
     ['window, no filter (6 h)', `/v1/scheduling/slots?${window}`],
-    // Every series is looked at for a window (the lists' groups hold from a moment on, not through one).
+    // A window's groups come from its hours (windowGroups.ts), not the lists' groups (held from a moment on).
     ['grouped: window (6 h)', `/v1/scheduling/provider-locations?${window}`],
+    ['window, no filter (7 d)', `/v1/scheduling/slots?${windowOf(7 * 24)}`],
+    ['grouped: window (24 h)', `/v1/scheduling/provider-locations?${windowOf(24)}`],
+    ['grouped: window (7 d)', `/v1/scheduling/provider-locations?${windowOf(7 * 24)}`],
+    [
+      'grouped: window (24 h) + isVirtual',
+      `/v1/scheduling/provider-locations?${windowOf(24)}&isVirtual=false`,
+    ],
+    [
+      'grouped: window (24 h) + serviceTypeCode',
+      `/v1/scheduling/provider-locations?${windowOf(24)}&serviceTypeCode=${SERVICE_TYPES[4]}`,
+    ],
     ['deep offset 50,000', '/v1/scheduling/slots?offset=50000'],
     ['deep offset 1,000,000', '/v1/scheduling/slots?offset=1000000'],
     // The goal names grouped listings over 8,000 groups and more: three service types hold ~10,000.

@@ -73,15 +73,16 @@ afterAll(() => {
  * The oracle: each group's free slots from `from` on (through `through`, included), counted and their first
  * start, in page order.
  */
-function plainGroups(from: number, through = Number.MAX_SAFE_INTEGER) {
+function plainGroups(from: number, through = Number.MAX_SAFE_INTEGER, code?: string) {
   const rows = db
     .prepare(
       `SELECT r.group_key, count(*), min(t.start_ms) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
        WHERE ${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?
+         AND (? IS NULL OR EXISTS (SELECT 1 FROM json_each(r.service_types) WHERE json_each.value ->> 'code' = ?))
        GROUP BY r.group_key ORDER BY min(t.start_ms), r.group_key`,
     )
     .raw()
-    .all(from, through) as [string, number, number][]
+    .all(from, through, code ?? null, code ?? null) as [string, number, number][]
   return rows.map(([key, count, next]) => ({ key, count, next: new Date(next).toISOString() }))
 }
 
@@ -124,38 +125,55 @@ describe('grouped searches over more groups than their tallies first hold', () =
     }
   })
 
-  it('count and page every group in a window as the plain query does, walking the slots of a short one', () => {
+  it('count and page every group in a window as the plain query does, from its hours and its edges', () => {
     const index = new SlotIndex(db)
     const minutes = 60_000
-    // 5,200 series, ~10,400 slots over ~94 hours: a window of a few hours holds fewer slots than series.
-    for (const [from, through, walked] of [
-      [FROM + 40 * 900_000, FROM + 40 * 900_000 + 6 * 60 * minutes, true],
-      [FROM + 40 * 900_000 + 1, FROM + 52 * 900_000 - 1, true], // bounds between starts, not whole seconds
-      [FROM + 131 * 900_000, FROM + 131 * 900_000, true], // one moment
-      [FROM - 60 * minutes, FROM + 200 * 60 * minutes, false], // every slot: the series are tallied
+    // 5,200 series, ~10,400 slots over ~94 hours from FROM (a whole hour), at quarter hours.
+    for (const [from, through] of [
+      [FROM + 40 * 900_000, FROM + 40 * 900_000 + 6 * 60 * minutes], // whole hours, a start at each bound
+      [FROM + 40 * 900_000 + 1, FROM + 52 * 900_000 - 1], // bounds between starts, not whole seconds
+      [FROM + 131 * 900_000, FROM + 131 * 900_000], // one moment
+      [FROM + 7 * 900_000, FROM + 301 * 900_000 - 1_000], // three days, both edges within an hour
+      [FROM + 2 * 900_000, FROM + 5 * 900_000], // within one hour and the next
+      [undefined, FROM + 50 * 60 * minutes], // up to a moment
+      [FROM - 60 * minutes, FROM + 200 * 60 * minutes], // every slot
     ] as const) {
-      const expected = plainGroups(from, through)
-      expect(expected.length).toBeGreaterThan(walked ? 20 : 1_024)
-      const filters = { status: 'free' as const, startAfter: from, startBefore: through, groupKeys: [] }
-      expect(index.groupsInWindow(filters, 0, from, through, { offset: 0, limit: 1 }) !== undefined).toBe(
-        walked,
-      )
-      for (const [offset, limit] of [
-        [0, 50],
-        [7, 100],
-        [expected.length - 15, 50],
-      ] as const) {
-        const { groups, total } = searchGroups(index, filters, { offset, limit })
-        expect({ from, offset, total }).toEqual({ from, offset, total: expected.length })
-        expect(
-          groups.map((group) => ({
-            key: group.key,
-            count: group.totalSlots,
-            next: group.nextAvailableStart,
-          })),
-        ).toEqual(expected.slice(offset, offset + limit))
+      // Every series, and half of them (a filter on the series, not the groups: a group's other one is not counted).
+      for (const code of [undefined, '57']) {
+        const expected = plainGroups(from ?? 0, through, code)
+        expect(expected.length).toBeGreaterThan(10)
+        const filters = {
+          status: 'free' as const,
+          startAfter: from,
+          startBefore: through,
+          groupKeys: [],
+          serviceTypeCode: code === undefined ? undefined : [code],
+        }
+        expect(index.groupsInWindow(filters, 0, from, through, { offset: 0, limit: 1 })).toBeDefined()
+        for (const [offset, limit] of [
+          [0, 50],
+          [7, 100],
+          [Math.floor(expected.length / 2), 30],
+          [expected.length - 15, 50],
+        ] as const) {
+          const { groups, total } = searchGroups(index, filters, { offset, limit })
+          expect({ from, code, offset, total }).toEqual({ from, code, offset, total: expected.length })
+          expect(
+            groups.map((group) => ({
+              key: group.key,
+              count: group.totalSlots,
+              next: group.nextAvailableStart,
+            })),
+          ).toEqual(expected.slice(offset, offset + limit))
+          if (code)
+            for (const group of groups)
+              expect(group.serviceTypes.map((coding) => coding.code)).toEqual([code])
+        }
       }
     }
+    // Fewer series than WINDOW_MIN_SERIES wanted: tallied.
+    const few = { status: 'free' as const, startBefore: FROM, groupKeys: ['nothing'] }
+    expect(index.groupsInWindow(few, 0, undefined, FROM, { offset: 0, limit: 1 })).toBeUndefined()
     // A publisher whose starts are not whole seconds, or whose groups are too many to pack, is not walked.
     const sync = { lo: 1, at: Int32Array.from([0, 2]), starts: Float64Array.from([FROM, FROM + 1]) }
     expect(runNow(packedStartsSteps(sync, [1], () => 0))).toBeUndefined()

@@ -1,11 +1,11 @@
 import type { Db } from '../../db/open.js'
 import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
-import { byKey, type GroupOnPage } from './listGroups.js'
+import type { GroupOnPage } from './listGroups.js'
 import type { Page, SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
 import { type Series, SERVED_SERIES, statusIndex, TRAIT } from './series.js'
 import { RoundMarks } from './roundMarks.js'
-import { nthSmallest } from './startTimes.js'
+import { pageInOrder } from './pageOrder.js'
 import { iso, summaries, union } from './summaries.js'
 
 export interface GroupMatch {
@@ -86,20 +86,18 @@ class GroupTallies {
     return entries
   }
 
-  /**
-   * The groups that can be on a page through the `through`th in the order of next start: those whose next
-   * start is no later than the `through`th's (every group of a national search sorted, to list 50, cost more
-   * than the rest of the search).
-   */
-  candidates(through: number): number[] {
-    const met = this.#metGroups.subarray(0, this.met)
-    if (through >= this.met) return Array.from(met)
+  /** The page's groups in the order soonest availability then key (pageOrder.ts). */
+  page(page: Page, keyOf: (group: number) => string): { group: number; key: string }[] {
+    const met = this.#metGroups
     const nexts = this.#metNexts.subarray(0, this.met)
-    for (let at = 0; at < met.length; at++) nexts[at] = this.nexts[met[at] as number] as number
-    const latest = nthSmallest(nexts, through - 1)
-    const candidates: number[] = []
-    for (const group of met) if ((this.nexts[group] as number) <= latest) candidates.push(group)
-    return candidates
+    for (let at = 0; at < this.met; at++) nexts[at] = this.nexts[met[at] as number] as number
+    return pageInOrder(
+      nexts,
+      (nth) => this.nexts[met[nth] as number] as number,
+      (nth) => keyOf(met[nth] as number),
+      page.offset,
+      page.limit,
+    ).map(({ nth, key }) => ({ group: met[nth] as number, key }))
   }
 
   /** Room for group numbers below `span`, keeping what this search tallied so far. */
@@ -131,22 +129,13 @@ function grown<T extends Int32Array | Float64Array>(array: T, size: number): T {
 
 const tallies = new GroupTallies()
 
-/** The page of groups in the order soonest availability then key: only the candidates are sorted. */
-function pageOf(page: Page, keyOf: (group: number) => string): { group: number; key: string }[] {
-  const through = page.offset + page.limit
-  const keyed = tallies
-    .candidates(through)
-    .map((group) => ({ group, next: tallies.nexts[group] as number, key: keyOf(group) }))
-  keyed.sort((a, b) => a.next - b.next || byKey(a.key, b.key))
-  return keyed.slice(page.offset, through)
-}
-
 /**
  * The same matches grouped by provider at a location, ordered by soonest availability then key; `total` and
  * paging count groups. A search over one indexed filter alone (or none) takes its groups from the index's
- * lists (listGroups.ts); one in a short window with no filter walks the window's slots
- * (SlotIndex.groupsInWindow); any other tallies its matching series as the index finds them. Either way the work
- * follows the number of series or groups, not of slots, and only the page's groups' series are looked at.
+ * lists (listGroups.ts); one in a window over every series, or over thousands a filter wants, from the
+ * window's hours (SlotIndex.groupsInWindow); any other tallies its matching series as the index finds them.
+ * Either way the work follows the number of series, groups or hours, not of slots, and only the page's
+ * groups' series are looked at.
  */
 export function searchGroups(
   index: SlotIndex,
@@ -171,7 +160,7 @@ function tallied(
 ): { total: number; groups: GroupOnPage[] } {
   tallies.begin()
   index.eachMatching(filters, status, filters.startAfter, filters.startBefore, tallies.add)
-  const onPage = pageOf(page, (group) => index.entrySeries(tallies.firstEntryOf(group)).groupKey)
+  const onPage = tallies.page(page, (group) => index.entrySeries(tallies.firstEntryOf(group)).groupKey)
   const groups = onPage.map(({ group, key }) => ({
     key,
     next: tallies.nexts[group] as number,

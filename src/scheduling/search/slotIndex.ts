@@ -4,10 +4,8 @@ import {
   endThrough,
   firstFrom,
   loadStartsSteps,
-  nthSmallest,
   nthStart,
   packedStartsSteps,
-  PLACES_PACKED,
   skipAhead,
   startsBegin,
   startsEnd,
@@ -17,6 +15,16 @@ import {
   unpackedSteps,
 } from './startTimes.js'
 import { runInSlices, runNow, type Steps } from '../../workInSlices.js'
+import { pageInOrder } from './pageOrder.js'
+import {
+  groupsMet,
+  type HourBits,
+  hourBitsSteps,
+  isWanted,
+  slotsToWalk,
+  type WindowSpan,
+  windowGroups,
+} from './windowGroups.js'
 import { SLOT_STATUSES } from '../model.js'
 import {
   bitCount,
@@ -68,6 +76,13 @@ const NONE: number[] = []
 
 /** Rows of a publisher's groups or series read at a time while loading it: a millisecond's work or two. */
 const LOAD_ROWS = 128
+/**
+ * Slots a window search may walk per series it would otherwise tally: a slot walked costs a tenth or so of a
+ * series tallied (a binary search in its starts).
+ */
+const WALK_PER_SERIES = 8
+/** Series wanted by a window search's filters below which they are tallied: a few hundred microseconds' work. */
+const WINDOW_MIN_SERIES = 2_048
 /** The status every search from now asks for unless told otherwise: its starts are made as a publisher loads. */
 const FREE = SLOT_STATUSES.indexOf('free')
 
@@ -125,10 +140,12 @@ class PublisherSeries {
   /** Per status: every served series' starts in one ascending array, made by the first search that asks. */
   readonly #servedStarts: (Float64Array | undefined)[] = []
   /**
-   * Per status, made with `#servedStarts`: the same starts packed with their groups' places (PLACES_PACKED),
-   * what a search in a short window walks; null when they cannot be packed (a start not in whole seconds).
+   * Per status, made with `#servedStarts`: the same starts packed with their series' places (PLACES_PACKED),
+   * what a grouped search in a window walks; null when they cannot be packed (a start not in whole seconds).
    */
   readonly #packedStarts: (Float64Array | null | undefined)[] = []
+  /** Per status, made from `#packedStarts`: per hour, which groups and series hold a start in it (null: not made). */
+  readonly #hourBits: ({ groupHours: HourBits; seriesHours: HourBits } | null | undefined)[] = []
   /** Per place and status (as `counts`): its figures from the last moment a search asked (`from`). */
   #from: SlotsFrom | undefined
   /** Per list asked for by a grouped search, and per status from a moment and at any time: its groups. */
@@ -197,19 +214,29 @@ class PublisherSeries {
     let sorted = this.#servedStarts[status]
     if (!sorted) {
       const starts = yield* this.startsSteps(db, status)
-      const groupPlaces = this.groupPlaces
-      const packed = yield* packedStartsSteps(starts, this.ids, (place) => groupPlaces[place] as number)
+      const packed = yield* packedStartsSteps(starts, this.ids, (place) => place)
       // Sorted once: the packed starts are in the order of the starts.
       sorted = packed ? yield* unpackedSteps(packed) : yield* startsTogetherSteps(starts, this.ids)
+      const groupPlaces = this.groupPlaces
+      const groupHours = packed
+        ? yield* hourBitsSteps(packed, this.groups, (place) => groupPlaces[place] as number)
+        : undefined
+      const seriesHours = packed ? yield* hourBitsSteps(packed, this.all.length, (place) => place) : undefined
       this.#packedStarts[status] = packed ?? null
+      this.#hourBits[status] = groupHours && seriesHours ? { groupHours, seriesHours } : null
       this.#servedStarts[status] = sorted
     }
     return sorted
   }
 
-  /** Its served starts of the status packed with their groups' places, once made (`servedStartsSteps`). */
-  packedStarts(status: number): Float64Array | null | undefined {
-    return this.#packedStarts[status]
+  /**
+   * Its served starts of the status packed with their series' places, and their hours' groups and series, once made
+   * (`servedStartsSteps`); null when they could not be.
+   */
+  windowStarts(status: number): { packed: Float64Array; groupHours: HourBits; seriesHours: HourBits } | null {
+    const packed = this.#packedStarts[status]
+    const hours = this.#hourBits[status]
+    return packed && hours ? { packed, ...hours } : null
   }
 
   /**
@@ -560,21 +587,6 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
 }
 
 /** The `count` of `items` first by key, in key order: a pass that keeps them as it goes, for a few of many. */
-function firstByKey<T extends { key: string }>(items: readonly T[], count: number): T[] {
-  const kept: T[] = []
-  if (count <= 0) return kept
-  for (const item of items) {
-    if (kept.length === count) {
-      if (byKey(item.key, (kept[count - 1] as T).key) >= 0) continue
-      kept.pop()
-    }
-    let at = kept.length
-    while (at > 0 && byKey(item.key, (kept[at - 1] as T).key) < 0) at--
-    kept.splice(at, 0, item)
-  }
-  return kept
-}
-
 export class SlotIndex {
   readonly #publishers = new Map<string, PublisherSeries>()
   /** Every served series by id. */
@@ -723,11 +735,13 @@ export class SlotIndex {
   }
 
   /**
-   * A grouped search in a window with no filter (a publisher aside), answered by walking the window's slots
-   * in start order through each publisher's starts packed with their groups' places: a group's first slot met is its
-   * next start, and only the page's groups' series are looked at. Undefined when a filter is given, when the
-   * window holds more slots than there are series (tallying the series then reads less), or when a
-   * publisher's starts are not packed (not whole seconds).
+   * A grouped search in a window, answered from each publisher's starts packed with their series' places
+   * (windowGroups.ts): the total from the hours' series, the page by walking the window's slots in start
+   * order only as far as its groups reach (a group's first slot met is its next start), and only the page's
+   * groups' series are looked at. The series a filter wants are found first, as a tally would, when it
+   * wants more than WINDOW_MIN_SERIES (fewer are tallied at once). Undefined when they are fewer, when the
+   * walk would read more than WALK_PER_SERIES slots a series (tallying the series then reads less), or when
+   * a publisher's starts are not packed (not whole seconds).
    */
   groupsInWindow(
     filters: SeriesFilters,
@@ -736,71 +750,56 @@ export class SlotIndex {
     through: number,
     page: { offset: number; limit: number },
   ): { total: number; groups: GroupOnPage[] } | undefined {
-    if (soleListFilter(filters) !== 'every') return undefined
-    this.refresh()
-    const lower = from === undefined ? 0 : Math.ceil(from / 1000) * PLACES_PACKED
-    const upper = (Math.floor(through / 1000) + 1) * PLACES_PACKED
-    const spans: { indexed: PublisherSeries; packed: Float64Array; lo: number; hi: number }[] = []
-    let slots = 0
-    let series = 0
+    const wanted = this.#wantedSeries(filters, status)
+    if (wanted === undefined) return undefined
+    // Seconds, the end excluded: a start in whole seconds is in the window when its second is.
+    const first = from === undefined ? 0 : Math.ceil(from / 1000)
+    const end = Math.floor(through / 1000) + 1
+    const owners: PublisherSeries[] = []
+    const spans: WindowSpan[] = []
     let groups = 0
     for (const [slug, indexed] of this.#publishers) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      const mask = wanted.masks?.get(indexed)
+      if (wanted.masks && !mask) continue
       indexed.servedStarts(this.db, status)
-      const packed = indexed.packedStarts(status)
-      if (!packed) return undefined
-      const lo = countBefore(packed, lower)
-      const hi = countBefore(packed, upper, lo)
-      spans.push({ indexed, packed, lo, hi })
-      slots += hi - lo
-      series += indexed.all.length
+      const starts = indexed.windowStarts(status)
+      if (!starts) return undefined
+      const { packed, groupHours, seriesHours } = starts
+      owners.push(indexed)
+      spans.push({
+        packed,
+        groupHours,
+        seriesHours,
+        groupOf: indexed.groupPlaces,
+        groupsBefore: groups,
+        wanted: mask,
+      })
       groups += indexed.groups
     }
-    if (slots > series) return undefined
-    // The groups met, in the order met (each publisher's by next start): their span, group place and next.
-    const met = { owners: [] as number[], places: [] as number[], nexts: new Float64Array(slots) }
-    this.#windowMarks.begin(groups)
-    let groupsBefore = 0
-    spans.forEach(({ indexed, packed, lo, hi }, owner) => {
-      for (let at = lo; at < hi; at++) {
-        const value = packed[at] as number
-        const second = Math.floor(value / PLACES_PACKED)
-        // Not `value % PLACES_PACKED`: a float's remainder took most of the walk.
-        const place = (value - second * PLACES_PACKED) | 0
-        if (!this.#windowMarks.mark(groupsBefore + place)) continue
-        met.nexts[met.owners.length] = second * 1000
-        met.owners.push(owner)
-        met.places.push(place)
-      }
-      groupsBefore += indexed.groups
-    })
-    const total = met.owners.length
-    const end = page.offset + page.limit
-    const nexts = met.nexts.subarray(0, total)
-    const latest = total > end ? nthSmallest(Float64Array.from(nexts), end - 1) : Number.POSITIVE_INFINITY
+    const pageEnd = page.offset + page.limit
+    const marks = { marks: this.#windowMarks, span: groups }
+    const { total, walkEnd } = windowGroups(spans, first, end, pageEnd, marks)
+    if (slotsToWalk(spans, first, walkEnd) > WALK_PER_SERIES * wanted.series) return undefined
+    const met = groupsMet(spans, first, walkEnd, marks)
     const keyOf = (nth: number) =>
-      (spans[met.owners[nth] as number] as (typeof spans)[number]).indexed.groupKeys[
-        met.places[nth] as number
-      ] as string
-    // Those before the latest next start on the page are all on it; of those at it (hundreds, when starts
-    // fall on a grid) only the first few by key are, kept as they are met rather than sorted.
-    const candidates: { nth: number; next: number; key: string }[] = []
-    const tied: { nth: number; next: number; key: string }[] = []
-    for (let nth = 0; nth < total; nth++) {
-      const next = nexts[nth] as number
-      if (next < latest) candidates.push({ nth, next, key: keyOf(nth) })
-      else if (next === latest) tied.push({ nth, next, key: keyOf(nth) })
-    }
-    candidates.sort((a, b) => a.next - b.next || byKey(a.key, b.key))
-    candidates.push(...firstByKey(tied, end - candidates.length))
+      (owners[met.owners[nth] as number] as PublisherSeries).groupKeys[met.places[nth] as number] as string
+    const ordered = pageInOrder(
+      Float64Array.from(met.nexts),
+      (nth) => met.nexts[nth] as number,
+      keyOf,
+      page.offset,
+      page.limit,
+    )
     const bit = 1 << status
     const figures = { count: 0, first: 0, before: 0 }
-    const onPage = candidates.slice(page.offset, end).map(({ nth, next, key }): GroupOnPage => {
-      const { indexed } = spans[met.owners[nth] as number] as (typeof spans)[number]
+    const onPage = ordered.map(({ nth, next, key }): GroupOnPage => {
+      const indexed = owners[met.owners[nth] as number] as PublisherSeries
+      const mask = wanted.masks?.get(indexed)
       const found: GroupOnPage = { key, next, count: 0, traits: 0, series: [] }
       for (const place of indexed.byGroupKey.get(key) ?? NONE) {
         const traits = indexed.traits[place] as number
-        if (!(traits & bit)) continue
+        if (!(traits & bit) || !isWanted(mask, place)) continue
         indexed.slotsWithin(this.db, place, status, from, through, figures)
         if (figures.count === 0) continue
         found.count += figures.count
@@ -812,6 +811,41 @@ export class SlotIndex {
       return found
     })
     return { total, groups: onPage }
+  }
+
+  /**
+   * The series a window search wants: every one (no masks) when no filter is given but a publisher, else
+   * per publisher a bit per place of those the filters want; undefined when they are fewer than
+   * WINDOW_MIN_SERIES. `series`: how many, at most.
+   */
+  #wantedSeries(
+    filters: SeriesFilters,
+    status: number,
+  ): { masks?: Map<PublisherSeries, Int32Array>; series: number } | undefined {
+    if (soleListFilter(filters) === 'every') {
+      this.refresh()
+      let series = 0
+      for (const [slug, indexed] of this.#publishers)
+        if (filters.publisher === undefined || slug === filters.publisher) series += indexed.all.length
+      return { series }
+    }
+    this.refresh()
+    const masks = new Map<PublisherSeries, Int32Array>()
+    let series = 0
+    let last: PublisherSeries | undefined
+    let mask = new Int32Array(0)
+    this.#matchFiltered(filters, 1 << status, (indexed, place) => {
+      // A publisher's series are taken together.
+      if (indexed !== last) {
+        mask = new Int32Array(Math.ceil(indexed.all.length / 32))
+        masks.set(indexed, mask)
+        last = indexed
+      }
+      mask[place >>> 5] = (mask[place >>> 5] as number) | (1 << (place & 31))
+      series++
+    })
+    if (series < WINDOW_MIN_SERIES) return undefined
+    return { masks, series }
   }
 
   /** The series of an entry of the last `eachMatching`. */
