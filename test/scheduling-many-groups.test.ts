@@ -34,6 +34,14 @@ beforeAll(async () => {
     id: `l${index}`,
     name: `Clinic ${index}`,
     address: { city: 'Springfield', state: 'IL' },
+    // A third of them virtual: a filter on the series' traits alone.
+    ...(index % 3 === 0
+      ? {
+          physicalType: {
+            coding: [{ system: 'http://terminology.hl7.org/CodeSystem/location-physical-type', code: 'vi' }],
+          },
+        }
+      : {}),
   }))
   // One schedule per location and service type: each location is a group of two series.
   const schedules = locations.flatMap((location) =>
@@ -73,16 +81,23 @@ afterAll(() => {
  * The oracle: each group's free slots from `from` on (through `through`, included), counted and their first
  * start, in page order.
  */
-function plainGroups(from: number, through = Number.MAX_SAFE_INTEGER, code?: string) {
+function plainGroups(from: number, through = Number.MAX_SAFE_INTEGER, code?: string, virtual?: boolean) {
   const rows = db
     .prepare(
       `SELECT r.group_key, count(*), min(t.start_ms) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
        WHERE ${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?
          AND (? IS NULL OR EXISTS (SELECT 1 FROM json_each(r.service_types) WHERE json_each.value ->> 'code' = ?))
+         AND (? IS NULL OR r.is_virtual = ?)
        GROUP BY r.group_key ORDER BY min(t.start_ms), r.group_key`,
     )
     .raw()
-    .all(from, through, code ?? null, code ?? null) as [string, number, number][]
+    .all(
+      from,
+      through,
+      code ?? null,
+      code ?? null,
+      ...Array<number | null>(2).fill(virtual === undefined ? null : Number(virtual)),
+    ) as [string, number, number][]
   return rows.map(([key, count, next]) => ({ key, count, next: new Date(next).toISOString() }))
 }
 
@@ -138,9 +153,14 @@ describe('grouped searches over more groups than their tallies first hold', () =
       [undefined, FROM + 50 * 60 * minutes], // up to a moment
       [FROM - 60 * minutes, FROM + 200 * 60 * minutes], // every slot
     ] as const) {
-      // Every series, and half of them (a filter on the series, not the groups: a group's other one is not counted).
-      for (const code of [undefined, '57']) {
-        const expected = plainGroups(from ?? 0, through, code)
+      // Every series; half of them (a filter on the series, not the groups: a group's other one is not
+      // counted); two thirds by a trait (not virtual).
+      for (const [code, virtual] of [
+        [undefined, undefined],
+        ['57', undefined],
+        [undefined, false],
+      ] as const) {
+        const expected = plainGroups(from ?? 0, through, code, virtual)
         expect(expected.length).toBeGreaterThan(10)
         const filters = {
           status: 'free' as const,
@@ -148,6 +168,7 @@ describe('grouped searches over more groups than their tallies first hold', () =
           startBefore: through,
           groupKeys: [],
           serviceTypeCode: code === undefined ? undefined : [code],
+          isVirtual: virtual,
         }
         expect(index.groupsInWindow(filters, 0, from, through, { offset: 0, limit: 1 })).toBeDefined()
         for (const [offset, limit] of [
@@ -157,7 +178,13 @@ describe('grouped searches over more groups than their tallies first hold', () =
           [expected.length - 15, 50],
         ] as const) {
           const { groups, total } = searchGroups(index, filters, { offset, limit })
-          expect({ from, code, offset, total }).toEqual({ from, code, offset, total: expected.length })
+          expect({ from, code, virtual, offset, total }).toEqual({
+            from,
+            code,
+            virtual,
+            offset,
+            total: expected.length,
+          })
           expect(
             groups.map((group) => ({
               key: group.key,

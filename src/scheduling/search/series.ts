@@ -90,6 +90,25 @@ export function filtersNoSeries(filters: SeriesFilters): boolean {
   return true
 }
 
+/** The filters a series' traits settle alone (`traitsTest`). */
+const TRAIT_FILTERS: ReadonlySet<string> = new Set(['isVirtual', 'acceptingPatients'])
+
+/**
+ * The key of a search's trait filters when they are its only series-level ones (a publisher besides), at
+ * least one given; undefined otherwise. Such filters have a few dozen values in all, statuses included.
+ */
+export function traitsOnlyKey(filters: SeriesFilters): string | undefined {
+  if (filters.groupKeys.length > 0) return undefined
+  let key: string | undefined
+  for (const name in SERIES_FILTER_NAMES) {
+    const value = filters[name as keyof SeriesFilters]
+    if (name === 'publisher' || value === undefined) continue
+    if (!TRAIT_FILTERS.has(name)) return undefined
+    key = `${key ?? ''}${name}=${String(value)};`
+  }
+  return key
+}
+
 /**
  * The filters whose lists a grouped search takes its groups from (listGroups.ts), with nothing left to test
  * on a series. Not NPIs nor group keys: their lists hold a series or a few, as cheap to tally as to keep
