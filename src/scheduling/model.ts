@@ -39,5 +39,13 @@ export interface ProviderSummary {
 export const ACCEPTING_PATIENTS = ['newpt', 'existptonly', 'existptfam', 'nopt'] as const
 export type AcceptingPatients = (typeof ACCEPTING_PATIENTS)[number]
 
+/**
+ * What a slot's stored id begins with, its publisher's slug and a colon: slots that start together are in
+ * the order of their ids, so publisher by publisher in the order of these prefixes.
+ */
+export function slotIdPrefix(publisher: string): string {
+  return `${publisher}:`
+}
+
 export const SLOT_STATUSES = ['free', 'busy', 'busy-unavailable', 'busy-tentative'] as const
 export type SlotStatus = (typeof SLOT_STATUSES)[number]

@@ -25,7 +25,7 @@ import {
   type WindowSpan,
   windowGroups,
 } from './windowGroups.js'
-import { SLOT_STATUSES } from '../model.js'
+import { SLOT_STATUSES, slotIdPrefix } from '../model.js'
 import {
   bitCount,
   byKey,
@@ -540,6 +540,14 @@ function involves(
  * Series found by a search and, in the same order, what searches read of each without looking at it: its
  * count and first start of the asked status, its traits and group.
  */
+/** A run of a page (`SlotIndex.pageRuns`): `take` slots of one part's series at one start, past `skip` of them. */
+export interface PageRun {
+  members: SeriesMask
+  start: number
+  skip: number
+  take: number
+}
+
 export interface Found {
   series: Series[]
   counts: number[]
@@ -1143,6 +1151,51 @@ export class SlotIndex {
       startAfter,
       offset,
     )
+  }
+
+  /**
+   * A page over every served series' slots of the status from `from` on, past its first `skip`, as runs of
+   * one publisher's slots at one start, in page order: by start, then by id, and ids begin with their
+   * publisher's prefix (`slotIdPrefix`), so a start's slots come publisher by publisher. Each run is then
+   * read by one seek in its part; a merge of every publisher's walk seeked in each of them.
+   */
+  pageRuns(status: number, from: number | undefined, skip: number, limit: number): PageRun[] {
+    const cursors = [...this.#publishers.entries()]
+      .map(([slug, indexed]) => {
+        const starts = indexed.servedStarts(this.db, status)
+        const [members] = indexed.members()
+        return {
+          prefix: slotIdPrefix(slug),
+          members,
+          starts,
+          at: from === undefined ? 0 : countBefore(starts, from),
+        }
+      })
+      .sort((a, b) => byKey(a.prefix, b.prefix))
+    const runs: PageRun[] = []
+    let left = limit
+    while (left > 0) {
+      let start = Number.POSITIVE_INFINITY
+      for (const { starts, at } of cursors)
+        if (at < starts.length) start = Math.min(start, starts[at] as number)
+      if (start === Number.POSITIVE_INFINITY) break
+      for (const cursor of cursors) {
+        const { starts, at, members } = cursor
+        if (left === 0) break
+        if (at >= starts.length || starts[at] !== start || !members) continue
+        cursor.at = endThrough(starts, start, at, starts.length)
+        const count = cursor.at - at
+        if (skip >= count) {
+          skip -= count
+          continue
+        }
+        const take = Math.min(count - skip, left)
+        runs.push({ members, start, skip, take })
+        left -= take
+        skip = 0
+      }
+    }
+    return runs
   }
 
   /**

@@ -1,4 +1,10 @@
-import { type Coding, type LocationSummary, type ProviderSummary, SLOT_STATUSES } from '../model.js'
+import {
+  type Coding,
+  type LocationSummary,
+  type ProviderSummary,
+  SLOT_STATUSES,
+  slotIdPrefix,
+} from '../model.js'
 import { SLOTS_BY_SERIES, SLOTS_BY_START } from '../schema.js'
 import {
   countBySeriesFigures,
@@ -13,7 +19,7 @@ import {
   type SlotFilters,
 } from './matches.js'
 import { foundAt, type SlotIndex } from './slotIndex.js'
-import { masksBySync, type Series, type SeriesMask, SERVED_SERIES } from './series.js'
+import { masksBySync, type Series, type SeriesMask, SERVED_SERIES, statusIndex } from './series.js'
 import { firstMatches, nthStart } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
 
@@ -137,7 +143,7 @@ function toSlot(row: SlotRowOut, series: Series): Record<string, unknown> {
   if (group.provider) slot.provider = summaries.get<ProviderSummary>(group.provider)
   slot.source = {
     publisher: group.publisher,
-    resourceId: row.id.slice(group.publisher.length + 1),
+    resourceId: row.id.slice(slotIdPrefix(group.publisher).length),
     transactionTime: sync.transactionTime,
     syncedAt: sync.syncedAt,
   }
@@ -208,6 +214,27 @@ function narrowed(
   }
 }
 
+/**
+ * One run of a page over every series (SlotIndex.pageRuns): its part's served slots at one start, in id
+ * order, past the run's skip. Padded limits, as PAGE_LIMIT.
+ */
+const RUN_SQL = `SELECT t.series_id, t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity
+  FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
+  WHERE t.part = @part AND t.status = @status AND t.start_ms = @start AND t.series_id BETWEEN @lo AND @hi
+    AND substr(@members, t.series_id - @lo + 1, 1) = x'01'
+  ORDER BY t.id LIMIT @take + 0 OFFSET @skip + 0`
+
+/** The page's rows over every series from `filters.startAfter` on, read run by run. */
+function rowsByRuns(index: SlotIndex, filters: SlotFilters, page: Page): SlotRowOut[] {
+  const status = statusIndex(filters.status)
+  const read = index.db.statement(RUN_SQL)
+  return index
+    .pageRuns(status, filters.startAfter, page.offset, page.limit)
+    .flatMap(({ members: { part, lo, hi, members }, start, skip, take }) =>
+      read.all({ part, status, start, lo, hi, members, take, skip }),
+    ) as SlotRowOut[]
+}
+
 export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
   const { db } = index
   const match = matchSeries(index, filters)
@@ -221,6 +248,11 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
   const nexts = () =>
     (start.filters === filters && matched ? matched : matchedSlots(index, match, start.filters)).nexts
   const walk = narrowed(match, start.filters, start.page, nexts)
+  // Every series from a moment on: the page's runs come from the served starts, one seek each.
+  if (walk.match.everySeries && walk.filters.startBefore === undefined) {
+    const rows = rowsByRuns(index, walk.filters, start.page)
+    return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
+  }
   const conditions = slotConditions(walk.filters)
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.

@@ -16,7 +16,7 @@ import {
 } from './feed.js'
 import { FeedModel, REFERENCE_TYPES } from './feedModel.js'
 import { findPublisher, listPublishers, type Publisher } from '../publishers.js'
-import { SLOT_STATUSES } from '../model.js'
+import { SLOT_STATUSES, slotIdPrefix } from '../model.js'
 import type { SlotRecord } from './feedResources.js'
 import { eachOfBatch } from './slotLines.js'
 import { SlotParser } from './slotParser.js'
@@ -313,7 +313,7 @@ async function importFeed(
         accepting: slot.accepting ?? schedule.accepting ?? null,
       })
       const inserted = writer.insertSlot(series, {
-        id: `${publisher.slug}:${slot.id}`,
+        id: `${slotIdPrefix(publisher.slug)}${slot.id}`,
         status: SLOT_STATUSES.indexOf(slot.status),
         startMs: slot.startMs,
         endMs: slot.endMs,
