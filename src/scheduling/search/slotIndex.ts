@@ -536,10 +536,6 @@ function involves(
   return false
 }
 
-/**
- * Series found by a search and, in the same order, what searches read of each without looking at it: its
- * count and first start of the asked status, its traits and group.
- */
 /** A run of a page (`SlotIndex.pageRuns`): `take` slots of one part's series at one start, past `skip` of them. */
 export interface PageRun {
   members: SeriesMask
@@ -548,6 +544,10 @@ export interface PageRun {
   take: number
 }
 
+/**
+ * Series found by a search and, in the same order, what searches read of each without looking at it: its
+ * count and first start of the asked status, its traits and group.
+ */
 export interface Found {
   series: Series[]
   counts: number[]
@@ -614,7 +614,6 @@ function push<T>(map: Map<string, T[]>, key: string, value: T) {
   else map.set(key, [value])
 }
 
-/** The `count` of `items` first by key, in key order: a pass that keeps them as it goes, for a few of many. */
 export class SlotIndex {
   readonly #publishers = new Map<string, PublisherSeries>()
   /** Every served series by id. */
@@ -850,14 +849,13 @@ export class SlotIndex {
     filters: SeriesFilters,
     status: number,
   ): { masks?: Map<PublisherSeries, Int32Array>; series: number } | undefined {
+    this.refresh()
     if (soleListFilter(filters) === 'every') {
-      this.refresh()
       let series = 0
       for (const [slug, indexed] of this.#publishers)
         if (filters.publisher === undefined || slug === filters.publisher) series += indexed.all.length
       return { series }
     }
-    this.refresh()
     const masks = new Map<PublisherSeries, Int32Array>()
     let series = 0
     const traitsKey = traitsOnlyKey(filters)

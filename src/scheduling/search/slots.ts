@@ -235,8 +235,35 @@ function rowsByRuns(index: SlotIndex, filters: SlotFilters, page: Page): SlotRow
     ) as SlotRowOut[]
 }
 
+/** The page's rows by their keys first: merged walks of the parts in start order, or collected and sorted. */
+function rowsByKeys(index: SlotIndex, match: SeriesMatch, filters: SlotFilters, page: Page): SlotRowOut[] {
+  const conditions = slotConditions(filters)
+  // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
+  // cost several times more. Only the page's rows are then read whole.
+  // Every served series matches an unfiltered search: the index keeps their members made.
+  const parts = match.everySeries ? index.allMasks() : masksBySync(match.series)
+  const keys = walksByStart(index, match, parts, page)
+    ? mergedKeys(parts, conditions)
+    : {
+        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
+              WHERE ${memberCondition(match)} AND ${conditions.slotSql}
+              ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
+        params: match.everySeries
+          ? { ...conditions.slotParams, parts: JSON.stringify(index.servedParts()) }
+          : { ...conditions.slotParams, ids: match.ids },
+        byPosition: [],
+      }
+  return index.db
+    .statement(
+      `SELECT t.series_id, t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity
+     FROM (${keys.sql}) k
+     JOIN sched_slots t ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id
+     ORDER BY t.start_ms, t.id`,
+    )
+    .all(...keys.byPosition, { ...keys.params, limit: page.limit, offset: page.offset }) as SlotRowOut[]
+}
+
 export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
-  const { db } = index
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
   const counted = countBySeriesFigures(index, match, filters)
@@ -249,34 +276,10 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
     (start.filters === filters && matched ? matched : matchedSlots(index, match, start.filters)).nexts
   const walk = narrowed(match, start.filters, start.page, nexts)
   // Every series from a moment on: the page's runs come from the served starts, one seek each.
-  if (walk.match.everySeries && walk.filters.startBefore === undefined) {
-    const rows = rowsByRuns(index, walk.filters, start.page)
-    return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
-  }
-  const conditions = slotConditions(walk.filters)
-  // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
-  // cost several times more. Only the page's rows are then read whole.
-  // Every served series matches an unfiltered search: the index keeps their members made.
-  const parts = walk.match.everySeries ? index.allMasks() : masksBySync(walk.match.series)
-  const keys = walksByStart(index, walk.match, parts, start.page)
-    ? mergedKeys(parts, conditions)
-    : {
-        sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-              WHERE ${memberCondition(walk.match)} AND ${conditions.slotSql}
-              ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
-        params: walk.match.everySeries
-          ? { ...conditions.slotParams, parts: JSON.stringify(index.servedParts()) }
-          : { ...conditions.slotParams, ids: walk.match.ids },
-        byPosition: [],
-      }
-  const rows = db
-    .statement(
-      `SELECT t.series_id, t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity
-     FROM (${keys.sql}) k
-     JOIN sched_slots t ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id
-     ORDER BY t.start_ms, t.id`,
-    )
-    .all(...keys.byPosition, { ...keys.params, limit: page.limit, offset: start.page.offset }) as SlotRowOut[]
-  // Every key is of a series the index holds: walks name its series, or its parts (memberCondition).
+  const rows =
+    walk.match.everySeries && walk.filters.startBefore === undefined
+      ? rowsByRuns(index, walk.filters, start.page)
+      : rowsByKeys(index, walk.match, walk.filters, start.page)
+  // Every row is of a series the index holds: runs and walks name its series, or its parts (memberCondition).
   return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
 }
