@@ -9,6 +9,7 @@ import { searchGroups } from '../src/scheduling/search/groups.js'
 import { SERVED_SERIES } from '../src/scheduling/search/series.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { packedStartsSteps } from '../src/scheduling/search/startTimes.js'
+import { hourBitsSteps } from '../src/scheduling/search/windowGroups.js'
 import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { runNow } from '../src/workInSlices.js'
 import { writeBulkFeed } from './support/bulkFeed.js'
@@ -201,6 +202,14 @@ describe('grouped searches over more groups than their tallies first hold', () =
     // Fewer series than WINDOW_MIN_SERIES wanted: tallied.
     const few = { status: 'free' as const, startBefore: FROM, groupKeys: ['nothing'] }
     expect(index.groupsInWindow(few, 0, undefined, FROM, { offset: 0, limit: 1 })).toBeUndefined()
+    // Hours' bits take no more words than two a slot beyond a floor: slots three years apart in 64 series
+    // are not held by hour (their windows are tallied), the same in one series are.
+    const apart = Float64Array.from(
+      [FROM / 1000, FROM / 1000 + 3 * 365 * 86_400],
+      (second) => second * 2 ** 21,
+    )
+    expect(runNow(hourBitsSteps(apart, 64, (place) => place))).toBeUndefined()
+    expect(runNow(hourBitsSteps(apart, 1, (place) => place))?.hours).toBe(3 * 365 * 24 + 1)
     // A publisher whose starts are not whole seconds, or whose groups are too many to pack, is not walked.
     const sync = { lo: 1, at: Int32Array.from([0, 2]), starts: Float64Array.from([FROM, FROM + 1]) }
     expect(runNow(packedStartsSteps(sync, [1], () => 0))).toBeUndefined()

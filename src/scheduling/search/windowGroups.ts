@@ -4,8 +4,12 @@ import type { RoundMarks } from './roundMarks.js'
 import { countBefore, PLACES_PACKED } from './startTimes.js'
 
 const HOUR_S = 3_600
-/** Words a publisher's hours may take at most (16 MiB): a feed spread over years with thousands of series. */
-const MAX_WORDS = 2 ** 22
+/**
+ * Words a publisher's hours may take at most per slot it holds, beyond a floor: as many bytes as its packed
+ * starts (8 a slot). A feed spread thinly over years with thousands of series is tallied instead.
+ */
+const WORDS_PER_SLOT = 2
+const MIN_WORDS = 2 ** 16
 /** Packed starts read between two steps. */
 const STEP_SLOTS = 65_536
 
@@ -33,7 +37,7 @@ export function placeUnpacked(value: number): number {
 
 /**
  * The hours' bits of a publisher's packed starts (ascending), a bit per `bitOf(series place)` below
- * `size`; undefined when they would take more than MAX_WORDS (its windows are then tallied).
+ * `size`; undefined when they would take more than WORDS_PER_SLOT words a slot (its windows are then tallied).
  */
 export function* hourBitsSteps(
   packed: Float64Array,
@@ -45,7 +49,7 @@ export function* hourBitsSteps(
   const hourOf = (value: number) => Math.floor(Math.floor(value / PLACES_PACKED) / HOUR_S)
   const firstHour = hourOf(packed[0] as number)
   const hours = hourOf(packed[packed.length - 1] as number) - firstHour + 1
-  if (2 * hours * words > MAX_WORDS) return undefined
+  if (2 * hours * words > Math.max(MIN_WORDS, WORDS_PER_SLOT * packed.length)) return undefined
   const bits = new Int32Array(2 * hours * words)
   for (let at = 0; at < packed.length; at++) {
     const value = packed[at] as number
