@@ -179,6 +179,8 @@ export async function run(args: string[]): Promise<void> {
       keep: { type: 'boolean', default: false },
       // Query a database left by an earlier `--keep` run instead of generating and syncing one (minutes).
       db: { type: 'string' },
+      // Only the query shapes whose label contains this text (`--only window`).
+      only: { type: 'string' },
     },
   })
   const durationSeconds = Number(values.duration)
@@ -251,8 +253,9 @@ export async function run(args: string[]): Promise<void> {
     )
     const rows: (string | number)[][] = []
     const results: Record<string, unknown>[] = []
-    const queries = querySet(groups.providerLocations[0].key)
-    const [, firstPath] = queries[0] as [string, string]
+    const shapes = querySet(groups.providerLocations[0].key)
+    const queries = shapes.filter(([label]) => values.only === undefined || label.includes(values.only))
+    const [, firstPath] = shapes[0] as [string, string]
     const warmup = await startBareServer((await get(`${servers.cold.url}${firstPath}`)).body, {})
     // Every server warms up alike (the later one ran its first requests in the interpreter, and its p99
     // showed it).

@@ -64,6 +64,17 @@ beforeAll(async () => {
         status: 'free',
         start: new Date(start).toISOString(),
         end: new Date(start + 900_000).toISOString(),
+        // The second service type's slots take new patients: a trait that splits each group.
+        ...(schedule.id.endsWith(`-${CODES[1]}`)
+          ? {
+              extension: [
+                {
+                  url: 'http://hl7.org/fhir/uv/smart-scheduling-links/StructureDefinition/patient-type',
+                  valueCoding: { code: 'newpt' },
+                },
+              ],
+            }
+          : {}),
       }
     }),
   )
@@ -82,13 +93,18 @@ afterAll(() => {
  * The oracle: each group's free slots from `from` on (through `through`, included), counted and their first
  * start, in page order.
  */
-function plainGroups(from: number, through = Number.MAX_SAFE_INTEGER, code?: string, virtual?: boolean) {
+function plainGroups(
+  from: number,
+  through = Number.MAX_SAFE_INTEGER,
+  { code, virtual, accepting }: { code?: string; virtual?: boolean; accepting?: string } = {},
+) {
   const rows = db
     .prepare(
       `SELECT r.group_key, count(*), min(t.start_ms) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id
        WHERE ${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?
          AND (? IS NULL OR EXISTS (SELECT 1 FROM json_each(r.service_types) WHERE json_each.value ->> 'code' = ?))
          AND (? IS NULL OR r.is_virtual = ?)
+         AND (? IS NULL OR r.accepting IS NULL OR r.accepting = ?)
        GROUP BY r.group_key ORDER BY min(t.start_ms), r.group_key`,
     )
     .raw()
@@ -98,6 +114,8 @@ function plainGroups(from: number, through = Number.MAX_SAFE_INTEGER, code?: str
       code ?? null,
       code ?? null,
       ...Array<number | null>(2).fill(virtual === undefined ? null : Number(virtual)),
+      accepting ?? null,
+      accepting ?? null,
     ) as [string, number, number][]
   return rows.map(([key, count, next]) => ({ key, count, next: new Date(next).toISOString() }))
 }
@@ -155,13 +173,15 @@ describe('grouped searches over more groups than their tallies first hold', () =
       [FROM - 60 * minutes, FROM + 200 * 60 * minutes], // every slot
     ] as const) {
       // Every series; half of them (a filter on the series, not the groups: a group's other one is not
-      // counted); two thirds by a trait (not virtual).
-      for (const [code, virtual] of [
-        [undefined, undefined],
-        ['57', undefined],
-        [undefined, false],
+      // counted); two thirds of the groups by a trait (not virtual); half of each group's series by a trait
+      // (not taking new patients).
+      for (const [code, virtual, accepting] of [
+        [undefined, undefined, undefined],
+        ['57', undefined, undefined],
+        [undefined, false, undefined],
+        [undefined, undefined, 'existptonly'],
       ] as const) {
-        const expected = plainGroups(from ?? 0, through, code, virtual)
+        const expected = plainGroups(from ?? 0, through, { code, virtual, accepting })
         expect(expected.length).toBeGreaterThan(10)
         const filters = {
           status: 'free' as const,
@@ -170,6 +190,7 @@ describe('grouped searches over more groups than their tallies first hold', () =
           groupKeys: [],
           serviceTypeCode: code === undefined ? undefined : [code],
           isVirtual: virtual,
+          acceptingPatients: accepting,
         }
         expect(index.groupsInWindow(filters, 0, from, through, { offset: 0, limit: 1 })).toBeDefined()
         for (const [offset, limit] of [
@@ -179,10 +200,11 @@ describe('grouped searches over more groups than their tallies first hold', () =
           [expected.length - 15, 50],
         ] as const) {
           const { groups, total } = searchGroups(index, filters, { offset, limit })
-          expect({ from, code, virtual, offset, total }).toEqual({
+          expect({ from, code, virtual, accepting, offset, total }).toEqual({
             from,
             code,
             virtual,
+            accepting,
             offset,
             total: expected.length,
           })
@@ -193,9 +215,10 @@ describe('grouped searches over more groups than their tallies first hold', () =
               next: group.nextAvailableStart,
             })),
           ).toEqual(expected.slice(offset, offset + limit))
-          if (code)
+          const only = code ?? (accepting ? CODES[0] : undefined)
+          if (only)
             for (const group of groups)
-              expect(group.serviceTypes.map((coding) => coding.code)).toEqual([code])
+              expect(group.serviceTypes.map((coding) => coding.code)).toEqual([only])
         }
       }
     }

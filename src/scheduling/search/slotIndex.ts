@@ -139,7 +139,7 @@ class PublisherSeries {
    * Per status and trait filters (`traitsOnlyKey`), a bit per place of the series holding slots of it that
    * meet them, made by the first search asking: what a window search by traits alone wants.
    */
-  readonly #traitMasks = new Map<string, Int32Array>()
+  readonly #traitMasks = new Map<string, WantedPlaces>()
   /** A mark per place, all clear between searches, and room for every place: what a union of lists is taken with. */
   #marks: Uint8Array | undefined
   #gathered: Int32Array | undefined
@@ -469,18 +469,32 @@ class PublisherSeries {
     return gathered.subarray(0, count)
   }
 
-  /** The places whose series hold slots of the status and meet `test` on their traits, kept by `key` (a bit each). */
-  traitMask(key: string, status: number, test: ((traits: number) => boolean) | undefined): Int32Array {
+  /**
+   * The places whose series hold slots of the status and meet `test` on their traits, kept by `key` (a bit
+   * each), and their groups when they are whole groups (as `isVirtual`, a location's, always is).
+   */
+  traitMask(key: string, status: number, test: ((traits: number) => boolean) | undefined): WantedPlaces {
     const kept = this.#traitMasks.get(`${status} ${key}`)
     if (kept) return kept
-    const mask = new Int32Array(Math.ceil(this.all.length / 32))
+    const series = new Int32Array(Math.ceil(this.all.length / 32))
+    const groups = new Int32Array(Math.ceil(this.groups / 32))
+    // Per group: 1 when a series of it is wanted, 2 when one is not.
+    const met = new Uint8Array(this.groups)
     const bit = 1 << status
     this.traits.forEach((traits, place) => {
-      if (traits & bit && (!test || test(traits)))
-        mask[place >>> 5] = (mask[place >>> 5] as number) | (1 << (place & 31))
+      if (!(traits & bit)) return
+      const group = this.groupPlaces[place] as number
+      if (test && !test(traits)) {
+        met[group] = (met[group] as number) | 2
+        return
+      }
+      met[group] = (met[group] as number) | 1
+      series[place >>> 5] = (series[place >>> 5] as number) | (1 << (place & 31))
+      groups[group >>> 5] = (groups[group >>> 5] as number) | (1 << (group & 31))
     })
-    this.#traitMasks.set(`${status} ${key}`, mask)
-    return mask
+    const wanted = { series, groups: met.includes(3) ? undefined : groups }
+    this.#traitMasks.set(`${status} ${key}`, wanted)
+    return wanted
   }
 
   /**
@@ -548,6 +562,12 @@ export interface PageRun {
  * Series found by a search and, in the same order, what searches read of each without looking at it: its
  * count and first start of the asked status, its traits and group.
  */
+/** The series a search wants, a bit per place, and their groups when they are whole groups. */
+interface WantedPlaces {
+  series: Int32Array
+  groups: Int32Array | undefined
+}
+
 export interface Found {
   series: Series[]
   counts: number[]
@@ -800,7 +820,8 @@ export class SlotIndex {
         seriesHours,
         groupOf: indexed.groupPlaces,
         groupsBefore: groups,
-        wanted: mask,
+        wanted: mask?.series,
+        wantedGroups: mask?.groups,
       })
       groups += indexed.groups
     }
@@ -826,7 +847,7 @@ export class SlotIndex {
       const found: GroupOnPage = { key, next, count: 0, traits: 0, series: [] }
       for (const place of indexed.byGroupKey.get(key) ?? NONE) {
         const traits = indexed.traits[place] as number
-        if (!(traits & bit) || !isWanted(mask, place)) continue
+        if (!(traits & bit) || !isWanted(mask?.series, place)) continue
         indexed.slotsWithin(this.db, place, status, from, through, figures)
         if (figures.count === 0) continue
         found.count += figures.count
@@ -848,7 +869,7 @@ export class SlotIndex {
   #wantedSeries(
     filters: SeriesFilters,
     status: number,
-  ): { masks?: Map<PublisherSeries, Int32Array>; series: number } | undefined {
+  ): { masks?: Map<PublisherSeries, WantedPlaces>; series: number } | undefined {
     this.refresh()
     if (soleListFilter(filters) === 'every') {
       let series = 0
@@ -856,7 +877,7 @@ export class SlotIndex {
         if (filters.publisher === undefined || slug === filters.publisher) series += indexed.all.length
       return { series }
     }
-    const masks = new Map<PublisherSeries, Int32Array>()
+    const masks = new Map<PublisherSeries, WantedPlaces>()
     let series = 0
     const traitsKey = traitsOnlyKey(filters)
     if (traitsKey !== undefined) {
@@ -865,7 +886,7 @@ export class SlotIndex {
         if (filters.publisher !== undefined && slug !== filters.publisher) continue
         const mask = indexed.traitMask(traitsKey, status, test)
         let held = 0
-        for (const word of mask) held += bitCount(word)
+        for (const word of mask.series) held += bitCount(word)
         if (held > 0) masks.set(indexed, mask)
         series += held
       }
@@ -877,7 +898,7 @@ export class SlotIndex {
       // A publisher's series are taken together.
       if (indexed !== last) {
         mask = new Int32Array(Math.ceil(indexed.all.length / 32))
-        masks.set(indexed, mask)
+        masks.set(indexed, { series: mask, groups: undefined })
         last = indexed
       }
       mask[place >>> 5] = (mask[place >>> 5] as number) | (1 << (place & 31))

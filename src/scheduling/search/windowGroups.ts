@@ -79,6 +79,8 @@ export interface WindowSpan {
   groupsBefore: number
   /** The series the search's filters want, a bit per place (undefined: every one). */
   wanted: Int32Array | undefined
+  /** When the wanted series are whole groups (a group's every series or none): those groups, a bit each. */
+  wantedGroups: Int32Array | undefined
 }
 
 /** Where second `second`'s starts begin in packed starts (from `lo` on). */
@@ -96,8 +98,8 @@ export function isWanted(wanted: Int32Array | undefined, place: number): boolean
  * and the second up to which the window's slots must be walked to meet its first `page` groups by next
  * start (`walkEnd`: the end of the hour in which the `page`th group is first met; every group met before
  * it, and every one tied with it, is met by then). Whole hours are read from their bitsets, the part-hours
- * at either edge are walked. A publisher whose series are all wanted is read by its groups' bits, counted a
- * word at a time; one whose series are not, by its series' bits, each wanted one marked by its group in
+ * at either edge are walked. A publisher whose wanted series are all its series, or whole groups, is read by
+ * its groups' bits, counted a word at a time; any other, by its series' bits, each wanted one marked by its group in
  * `groups` (begun here, with room for `span`).
  */
 export function windowGroups(
@@ -110,7 +112,8 @@ export function windowGroups(
   // Head [first, wholeFrom), whole hours [wholeFrom, wholeTo), tail [wholeTo, end).
   const wholeFrom = Math.min(Math.ceil(first / HOUR_S) * HOUR_S, end)
   const wholeTo = Math.max(wholeFrom, Math.floor(end / HOUR_S) * HOUR_S)
-  const hoursOf = (span: WindowSpan) => (span.wanted ? span.seriesHours : span.groupHours)
+  const byGroup = (span: WindowSpan) => !span.wanted || span.wantedGroups !== undefined
+  const hoursOf = (span: WindowSpan) => (byGroup(span) ? span.groupHours : span.seriesHours)
   const offsets: number[] = []
   let size = 0
   for (const span of spans) {
@@ -124,28 +127,30 @@ export function windowGroups(
   const walk = (from: number, to: number) => {
     spans.forEach((span, owner) => {
       const { packed, wanted, groupOf } = span
+      const grouped = byGroup(span)
       const offset = offsets[owner] as number
       const hi = packedFrom(packed, to)
       for (let at = packedFrom(packed, from); at < hi; at++) {
         const place = placeUnpacked(packed[at] as number)
-        const bit = wanted ? place : (groupOf[place] as number)
+        const bit = grouped ? (groupOf[place] as number) : place
         const word = offset + (bit >>> 5)
         const held = seen[word] as number
         if (held & (1 << (bit & 31)) || !isWanted(wanted, place)) continue
         seen[word] = held | (1 << (bit & 31))
-        if (!wanted || groups.marks.mark(span.groupsBefore + (groupOf[place] as number))) total++
+        if (grouped || groups.marks.mark(span.groupsBefore + (groupOf[place] as number))) total++
       }
     })
   }
   const orNode = (span: WindowSpan, bits: Int32Array, words: number, node: number, offset: number) => {
-    const { wanted } = span
+    const grouped = byGroup(span)
+    const wanted = grouped ? span.wantedGroups : span.wanted
     const base = node * words
     for (let word = 0; word < words; word++) {
       let fresh = (bits[base + word] as number) & ~(seen[offset + word] as number)
       if (wanted) fresh &= wanted[word] as number
       if (fresh === 0) continue
       seen[offset + word] = (seen[offset + word] as number) | fresh
-      if (!wanted) total += bitCount(fresh)
+      if (grouped) total += bitCount(fresh)
       else
         for (; fresh !== 0; fresh &= fresh - 1) {
           const place = word * 32 + 31 - Math.clz32(fresh & -fresh)
