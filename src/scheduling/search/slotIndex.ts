@@ -137,7 +137,8 @@ class PublisherSeries {
   readonly #starts: (SyncStarts | undefined)[] = []
   /**
    * Per status and trait filters (`traitsOnlyKey`), a bit per place of the series holding slots of it that
-   * meet them, made by the first search asking: what a window search by traits alone wants.
+   * meet them (and per group, when they are whole groups), made by the first search asking: what a window
+   * search by traits alone wants.
    */
   readonly #traitMasks = new Map<string, WantedPlaces>()
   /** A mark per place, all clear between searches, and room for every place: what a union of lists is taken with. */
@@ -558,16 +559,16 @@ export interface PageRun {
   take: number
 }
 
-/**
- * Series found by a search and, in the same order, what searches read of each without looking at it: its
- * count and first start of the asked status, its traits and group.
- */
 /** The series a search wants, a bit per place, and their groups when they are whole groups. */
 interface WantedPlaces {
   series: Int32Array
   groups: Int32Array | undefined
 }
 
+/**
+ * Series found by a search and, in the same order, what searches read of each without looking at it: its
+ * count and first start of the asked status, its traits and group.
+ */
 export interface Found {
   series: Series[]
   counts: number[]
