@@ -73,7 +73,7 @@ export function makeListGroups(list: ArrayLike<number>, source: ListSource): Lis
     const group = source.groupOf(place)
     if (met.mark(group)) {
       nexts[group] = figures.first
-      bits[group >>> 5] = (bits[group >>> 5] as number) | (1 << (group & 31))
+      setBit(bits, group)
       present.push(group)
     } else if (figures.first < (nexts[group] as number)) nexts[group] = figures.first
   }
@@ -143,6 +143,16 @@ export function holdsAt(groups: ListGroups, moment: number): boolean {
 /** Group keys in page order, after their next starts: every grouped listing sorts them so. */
 export function byKey(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** Sets bit `n` of the words. */
+export function setBit(words: Int32Array | Uint32Array, n: number): void {
+  words[n >>> 5] = (words[n >>> 5] as number) | (1 << (n & 31))
+}
+
+/** Whether bit `n` of the words is set. */
+export function hasBit(words: Int32Array | Uint32Array, n: number): boolean {
+  return ((words[n >>> 5] as number) & (1 << (n & 31))) !== 0
 }
 
 /** Set bits in a word. */

@@ -215,9 +215,20 @@ export function* unpackedSteps(packed: Float64Array): Steps<Float64Array> {
   const starts = new Float64Array(packed.length)
   for (let at = 0; at < packed.length; at++) {
     if (at % MERGE_STEP === 0) yield
-    starts[at] = Math.floor((packed[at] as number) / PLACES_PACKED) * 1000
+    starts[at] = secondUnpacked(packed[at] as number) * 1000
   }
   return starts
+}
+
+/** The second a packed start (PLACES_PACKED) starts at. */
+export function secondUnpacked(value: number): number {
+  return Math.floor(value / PLACES_PACKED)
+}
+
+/** The place packed with a start (PLACES_PACKED). */
+export function placeUnpacked(value: number): number {
+  // Not `value % PLACES_PACKED`: a float's remainder took most of a walk.
+  return (value - secondUnpacked(value) * PLACES_PACKED) | 0
 }
 
 /**

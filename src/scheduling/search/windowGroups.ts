@@ -1,7 +1,7 @@
 import type { Steps } from '../../workInSlices.js'
-import { bitCount } from './listGroups.js'
+import { bitCount, hasBit } from './listGroups.js'
 import type { RoundMarks } from './roundMarks.js'
-import { countBefore, PLACES_PACKED } from './startTimes.js'
+import { countBefore, PLACES_PACKED, placeUnpacked, secondUnpacked } from './startTimes.js'
 
 const HOUR_S = 3_600
 /**
@@ -29,12 +29,6 @@ export interface HourBits {
   bits: Int32Array
 }
 
-/** The series' place packed with a start (PLACES_PACKED). */
-export function placeUnpacked(value: number): number {
-  // Not `value % PLACES_PACKED`: a float's remainder took most of a walk.
-  return (value - Math.floor(value / PLACES_PACKED) * PLACES_PACKED) | 0
-}
-
 /**
  * The hours' bits of a publisher's packed starts (ascending), a bit per `bitOf(series place)` below
  * `size`; undefined when they would take more than WORDS_PER_SLOT words a slot (its windows are then tallied).
@@ -46,7 +40,7 @@ export function* hourBitsSteps(
 ): Steps<HourBits | undefined> {
   const words = Math.max(1, Math.ceil(size / 32))
   if (packed.length === 0) return { firstHour: 0, hours: 0, words, bits: new Int32Array(0) }
-  const hourOf = (value: number) => Math.floor(Math.floor(value / PLACES_PACKED) / HOUR_S)
+  const hourOf = (value: number) => Math.floor(secondUnpacked(value) / HOUR_S)
   const firstHour = hourOf(packed[0] as number)
   const hours = hourOf(packed[packed.length - 1] as number) - firstHour + 1
   if (2 * hours * words > Math.max(MIN_WORDS, WORDS_PER_SLOT * packed.length)) return undefined
@@ -90,7 +84,7 @@ export function packedFrom(packed: Float64Array, second: number, lo = 0): number
 
 /** Whether the series at `place` is wanted. */
 export function isWanted(wanted: Int32Array | undefined, place: number): boolean {
-  return wanted === undefined || ((wanted[place >>> 5] as number) & (1 << (place & 31))) !== 0
+  return wanted === undefined || hasBit(wanted, place)
 }
 
 /**
@@ -213,7 +207,7 @@ export function groupsMet(
       if (!isWanted(wanted, place)) continue
       const group = groupOf[place] as number
       if (!groups.marks.mark(groupsBefore + group)) continue
-      met.nexts.push(Math.floor(value / PLACES_PACKED) * 1000)
+      met.nexts.push(secondUnpacked(value) * 1000)
       met.owners.push(owner)
       met.places.push(group)
     }
