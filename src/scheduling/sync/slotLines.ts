@@ -2,25 +2,40 @@ import { jsonLines } from '../../ingest/jsonLines.js'
 import type { Lines } from '../../ingest/lines.js'
 import { isJsonObject } from '../../jsonObject.js'
 import { type AcceptingPatients, type Coding, SLOT_STATUSES } from '../model.js'
-import { readSlot, type SlotRecord } from './feedResources.js'
+import { readSlot } from './feedResources.js'
+import type { SlotRow } from './slotWriter.js'
 
 /**
  * Slot lines read into slots, and the slots' form when they cross between threads (slotParser.ts): typed
  * arrays and one string, because a structured clone of an object per slot costs about what parsing the line
- * again does.
+ * again does. What decides a slot's series (its schedule and own attributes) is given once per batch for all
+ * the slots that share it (`kinds`), so that the writing thread looks a series up per kind, not per slot.
  */
 
 /** The text members of a slot, in the order they are packed; an absent one has length -1. */
-const TEXT_MEMBERS = 7
+const TEXT_MEMBERS = 3
+
+/** A slot's schedule and the attributes of its own that put it in a series of that schedule. */
+export interface SlotKind {
+  scheduleId: string
+  /** The slot's own service types; empty when it inherits its schedule's. */
+  serviceTypes: Coding[]
+  appointmentType?: string
+  accepting?: AcceptingPatients
+}
 
 export interface SlotBatch {
   /** Lines that held a record (not blank), refused ones included. */
   records: number
   /** Per slot, its line. */
   lines: Int32Array
+  /** Per slot, its kind's place in `kinds`. */
+  kindOf: Int32Array
+  /** The batch's distinct kinds, in the order first met. */
+  kinds: SlotKind[]
   /** Per slot: status index, start, end, capacity (NaN when none). */
   numbers: Float64Array
-  /** Per slot, its TEXT_MEMBERS texts one after the other; `lengths` cuts them apart. */
+  /** Per slot, its TEXT_MEMBERS texts (id, booking link, booking phone) one after the other; `lengths` cuts them apart. */
   text: string
   lengths: Int32Array
   /** Refused lines, in line order. */
@@ -29,10 +44,19 @@ export interface SlotBatch {
   brokenEnd: boolean
 }
 
+/** A slot of a batch as it is written: its id already behind the publisher's prefix. */
+export interface BatchSlot extends SlotRow {
+  /** Its kind's place in the batch's `kinds`. */
+  kind: number
+}
+
 /** Reads every line of `lines` as a Slot; `oversized` is what a line past the record limit is refused with. */
 export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
   const count = lines.bounds.length / 2
   const slotLines = new Int32Array(count)
+  const kindOf = new Int32Array(count)
+  const kinds: SlotKind[] = []
+  const kindPlaces = new Map<string, number>()
   const numbers = new Float64Array(count * 4)
   const lengths = new Int32Array(count * TEXT_MEMBERS)
   const texts: string[] = []
@@ -57,23 +81,36 @@ export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
       problems.push({ line, message: slot })
       continue
     }
+    const { scheduleId, serviceTypes, appointmentType, accepting } = slot
+    const ownTypes = serviceTypes.length > 0 ? JSON.stringify(serviceTypes) : ''
+    const kindKey = `${scheduleId}\u0000${ownTypes}\u0000${appointmentType ?? ''}\u0000${accepting ?? ''}`
+    let kind = kindPlaces.get(kindKey)
+    if (kind === undefined) {
+      kind = kinds.length
+      kindPlaces.set(kindKey, kind)
+      kinds.push({
+        scheduleId,
+        serviceTypes,
+        ...(appointmentType === undefined ? {} : { appointmentType }),
+        ...(accepting === undefined ? {} : { accepting }),
+      })
+    }
     slotLines[slots] = line
+    kindOf[slots] = kind
     numbers[slots * 4] = SLOT_STATUSES.indexOf(slot.status)
     numbers[slots * 4 + 1] = slot.startMs
     numbers[slots * 4 + 2] = slot.endMs
     numbers[slots * 4 + 3] = slot.capacity ?? Number.NaN
     text(0, slot.id)
-    text(1, slot.scheduleId)
-    text(2, slot.serviceTypes.length > 0 ? JSON.stringify(slot.serviceTypes) : undefined)
-    text(3, slot.appointmentType)
-    text(4, slot.accepting)
-    text(5, slot.bookingLink)
-    text(6, slot.bookingPhone)
+    text(1, slot.bookingLink)
+    text(2, slot.bookingPhone)
     slots++
   }
   return {
     records,
     lines: slotLines.slice(0, slots),
+    kindOf: kindOf.slice(0, slots),
+    kinds,
     numbers: numbers.slice(0, slots * 4),
     text: texts.join(''),
     lengths: lengths.slice(0, slots * TEXT_MEMBERS),
@@ -83,14 +120,16 @@ export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
 }
 
 /**
- * The batch's slots and refused lines, in line order: `take` with each slot, `refuse` with each refused line.
+ * The batch's slots and refused lines, in line order: `take` with each slot (its id behind `idPrefix`),
+ * `refuse` with each refused line.
  */
 export function eachOfBatch(
   batch: SlotBatch,
-  take: (slot: SlotRecord, line: number) => void,
+  idPrefix: string,
+  take: (slot: BatchSlot, line: number) => void,
   refuse: (line: number, message: string) => void,
 ): void {
-  const { lines, numbers, text, lengths, problems } = batch
+  const { lines, kindOf, numbers, text, lengths, problems } = batch
   let problem = 0
   const refuseBefore = (line: number) => {
     for (; problem < problems.length && (problems[problem]?.line as number) < line; problem++) {
@@ -99,9 +138,9 @@ export function eachOfBatch(
     }
   }
   let cut = 0
-  const next = (index: number): string | undefined => {
+  const next = (index: number): string | null => {
     const length = lengths[index] as number
-    if (length < 0) return undefined
+    if (length < 0) return null
     const value = text.slice(cut, cut + length)
     cut += length
     return value
@@ -110,27 +149,20 @@ export function eachOfBatch(
     const line = lines[index] as number
     refuseBefore(line)
     const base = index * TEXT_MEMBERS
-    const slot: SlotRecord = {
-      id: next(base) as string,
-      scheduleId: next(base + 1) as string,
-      status: SLOT_STATUSES[numbers[index * 4] as number] as SlotRecord['status'],
-      startMs: numbers[index * 4 + 1] as number,
-      endMs: numbers[index * 4 + 2] as number,
-      serviceTypes: [],
-    }
-    const serviceTypes = next(base + 2)
-    if (serviceTypes !== undefined) slot.serviceTypes = JSON.parse(serviceTypes) as Coding[]
-    const appointmentType = next(base + 3)
-    const accepting = next(base + 4)
-    const bookingLink = next(base + 5)
-    const bookingPhone = next(base + 6)
     const capacity = numbers[index * 4 + 3] as number
-    if (appointmentType !== undefined) slot.appointmentType = appointmentType
-    if (accepting !== undefined) slot.accepting = accepting as AcceptingPatients
-    if (bookingLink !== undefined) slot.bookingLink = bookingLink
-    if (bookingPhone !== undefined) slot.bookingPhone = bookingPhone
-    if (!Number.isNaN(capacity)) slot.capacity = capacity
-    take(slot, line)
+    take(
+      {
+        kind: kindOf[index] as number,
+        id: idPrefix + (next(base) as string),
+        status: numbers[index * 4] as number,
+        startMs: numbers[index * 4 + 1] as number,
+        endMs: numbers[index * 4 + 2] as number,
+        bookingLink: next(base + 1),
+        bookingPhone: next(base + 2),
+        capacity: Number.isNaN(capacity) ? null : capacity,
+      },
+      line,
+    )
   }
   refuseBefore(Number.POSITIVE_INFINITY)
 }

@@ -8,6 +8,11 @@ const { oversized } = workerData as { oversized: string }
 parentPort?.on('message', (lines: Lines & { data: Uint8Array }) => {
   const data = Buffer.from(lines.data.buffer, lines.data.byteOffset, lines.data.length)
   const batch = readSlotLines({ ...lines, data }, oversized)
-  const moved = [batch.lines.buffer, batch.numbers.buffer, batch.lengths.buffer] as ArrayBuffer[]
+  const moved = [
+    batch.lines.buffer,
+    batch.kindOf.buffer,
+    batch.numbers.buffer,
+    batch.lengths.buffer,
+  ] as ArrayBuffer[]
   parentPort?.postMessage(batch, moved)
 })

@@ -16,9 +16,8 @@ import {
 } from './feed.js'
 import { FeedModel, REFERENCE_TYPES } from './feedModel.js'
 import { findPublisher, listPublishers, type Publisher } from '../publishers.js'
-import { SLOT_STATUSES, slotIdPrefix } from '../model.js'
-import type { SlotRecord } from './feedResources.js'
-import { eachOfBatch } from './slotLines.js'
+import { slotIdPrefix } from '../model.js'
+import { type BatchSlot, eachOfBatch, type SlotKind } from './slotLines.js'
 import { SlotParser } from './slotParser.js'
 import { deletePublisherSlots, SlotWriter } from './slotWriter.js'
 
@@ -133,9 +132,10 @@ async function eachRecord(
 }
 
 /**
- * Reads every Slot line of the outputs, file after file, through `parser`: `take` with each slot and its
- * file, in line order. The lines are counted in `report.read` as they are taken: a sync that fails part-way
- * says how far it read.
+ * Reads every Slot line of the outputs, file after file, through `parser`: `take` with each slot, the
+ * series `seriesOf` gave its kind (asked once per kind of a batch), its line and file, in line order; a slot
+ * whose kind has no series (its schedule is unknown) is a problem. The lines are counted in `report.read` as
+ * they are taken: a sync that fails part-way says how far it read.
  */
 async function eachSlot(
   outputs: readonly ManifestOutput[],
@@ -144,7 +144,9 @@ async function eachSlot(
   problems: Problems,
   parser: SlotParser,
   report: Pick<SyncReport, 'read'>,
-  take: (slot: SlotRecord, line: number, file: string) => void,
+  idPrefix: string,
+  seriesOf: (kind: SlotKind) => number | undefined,
+  take: (slot: BatchSlot, series: number, line: number, file: string) => void,
 ): Promise<void> {
   await parser.each(
     outputs,
@@ -153,9 +155,17 @@ async function eachSlot(
       const file = displayName(output.url)
       report.read += batch.records
       if (batch.brokenEnd) throw new FeedError(`${file} ends in a partial record`)
+      const series = batch.kinds.map(seriesOf)
       eachOfBatch(
         batch,
-        (slot, line) => take(slot, line, file),
+        idPrefix,
+        (slot, line) => {
+          const ofKind = series[slot.kind]
+          if (ofKind !== undefined) return take(slot, ofKind, line, file)
+          const { scheduleId } = batch.kinds[slot.kind] as SlotKind
+          const message = `Slot ${slot.id.slice(idPrefix.length)} names an unknown Schedule/${scheduleId}`
+          problems.add({ file, line, message })
+        },
         (line, message) => problems.add({ file, line, message }),
       )
     },
@@ -297,32 +307,22 @@ async function importFeed(
       .get() as number
     const writer = new SlotWriter(db, publisher.slug, part)
     const slotOutputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
-    await eachSlot(slotOutputs, manifest, options, problems, parser, report, (slot, line, file) => {
+    const idPrefix = slotIdPrefix(publisher.slug)
+    const seriesOf = (kind: SlotKind) => {
+      const schedule = model.schedules.get(kind.scheduleId)
+      if (!schedule) return undefined
+      return writer.seriesId(schedule, {
+        serviceTypes: kind.serviceTypes.length > 0 ? kind.serviceTypes : schedule.serviceTypes,
+        appointmentType: kind.appointmentType ?? null,
+        accepting: kind.accepting ?? schedule.accepting ?? null,
+      })
+    }
+    const take = (slot: BatchSlot, series: number, line: number, file: string) => {
       progress()
-      const schedule = model.schedules.get(slot.scheduleId)
-      if (!schedule) {
-        return problems.add({
-          file,
-          line,
-          message: `Slot ${slot.id} names an unknown Schedule/${slot.scheduleId}`,
-        })
-      }
-      const series = writer.seriesId(schedule, {
-        serviceTypes: slot.serviceTypes.length > 0 ? slot.serviceTypes : schedule.serviceTypes,
-        appointmentType: slot.appointmentType ?? null,
-        accepting: slot.accepting ?? schedule.accepting ?? null,
-      })
-      const inserted = writer.insertSlot(series, {
-        id: `${slotIdPrefix(publisher.slug)}${slot.id}`,
-        status: SLOT_STATUSES.indexOf(slot.status),
-        startMs: slot.startMs,
-        endMs: slot.endMs,
-        bookingLink: slot.bookingLink ?? null,
-        bookingPhone: slot.bookingPhone ?? null,
-        capacity: slot.capacity ?? null,
-      })
-      if (!inserted) problems.add({ file, line, message: `Slot ${slot.id} repeats an earlier line` })
-    })
+      if (writer.insertSlot(series, slot)) return
+      problems.add({ file, line, message: `Slot ${slot.id.slice(idPrefix.length)} repeats an earlier line` })
+    }
+    await eachSlot(slotOutputs, manifest, options, problems, parser, report, idPrefix, seriesOf, take)
     writer.finish()
     db.prepare(
       `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
