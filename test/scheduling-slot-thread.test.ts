@@ -1,10 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
+import { eachOfBatch } from '../src/scheduling/sync/slotLines.js'
+import { SlotParser } from '../src/scheduling/sync/slotParser.js'
 import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+import { linesOf } from '../src/ingest/lines.js'
 import { runCli, runCliJson } from './support/cli.js'
 
 /**
@@ -241,3 +245,47 @@ describe('slot lines read on the parser thread', () => {
     expect(report?.problems.map((problem) => problem.line)).toEqual([...REFUSED.keys()])
   })
 })
+
+describe('the slot parser', () => {
+  it('settles batches in line order, file after file, whether the thread or the caller read them', async () => {
+    // One group may wait on the thread: with sources read from memory (no turn of the event loop between
+    // chunks, so no answer of the thread is seen), every second group is read by the caller while the one
+    // before it is still on the thread.
+    const parser = new SlotParser('too long', 1)
+    const files = ['a', 'b', 'c']
+    const lineCount = 12_000
+    const refused = (line: number) => line % 1_000 === 777
+    const text = (file: string) =>
+      moreSlotLines(lineCount, refused).replaceAll('"id":"m', `"id":"${file}`) + '\n'
+    const seen: string[] = []
+    try {
+      await parser.each(
+        files,
+        (file) => linesOf(Readable.from(chunked(Buffer.from(text(file)), 64 * 1024))),
+        (batch, file) => {
+          eachOfBatch(
+            batch,
+            `${file}:`,
+            (slot, line) => seen.push(`${file}:${line}:${slot.id}`),
+            (line) => seen.push(`${file}:${line}:refused`),
+          )
+        },
+      )
+    } finally {
+      await parser.close()
+    }
+    expect(seen).toEqual(
+      files.flatMap((file) =>
+        Array.from({ length: lineCount }, (_, index) =>
+          refused(index + 1)
+            ? `${file}:${index + 1}:refused`
+            : `${file}:${index + 1}:${file}:${file}${index + 1}`,
+        ),
+      ),
+    )
+  })
+})
+
+function* chunked(bytes: Buffer, size: number): Generator<Buffer> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
+}
