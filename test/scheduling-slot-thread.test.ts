@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -7,7 +7,7 @@ import { openDatabase } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { eachOfBatch } from '../src/scheduling/sync/slotLines.js'
 import { SlotParser } from '../src/scheduling/sync/slotParser.js'
-import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+import { syncPublisher, syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { linesOf } from '../src/ingest/lines.js'
 import { runCli, runCliJson } from './support/cli.js'
 
@@ -243,6 +243,31 @@ describe('slot lines read on the parser thread', () => {
     const [report] = JSON.parse(result.stdout) as { written: number; problems: { line: number }[] }[]
     expect(report?.written).toBe(SLOTS - 1 - REFUSED.size)
     expect(report?.problems.map((problem) => problem.line)).toEqual([...REFUSED.keys()])
+  })
+})
+
+describe('a sync of several publishers', () => {
+  it('checkpoints each one while the next is read: the WAL stays about one publisher long', async () => {
+    const db = openDatabase(join(dir, 'several', 'svc.db'))
+    for (const slug of ['one', 'two', 'three', 'four'])
+      addPublisher(db, { slug, manifestUrl: writeFeed(join(dir, `feed-${slug}`)) })
+    const walBytes = () => statSync(join(dir, 'several', 'svc.db-wal')).size
+    const reports = await syncPublishers(db, { clock: () => FROM, only: 'one' })
+    expect(reports.map((report) => report.outcome)).toEqual(['synced'])
+    // One publisher's transaction, checkpointed by SQLite's own automatic checkpoint.
+    const onePublisher = walBytes()
+    const all = await syncPublishers(db, { clock: () => FROM + 120_000 })
+    expect(Object.fromEntries(all.map((report) => [report.publisher, report.outcome]))).toEqual({
+      one: 'unchanged',
+      two: 'synced',
+      three: 'synced',
+      four: 'synced',
+    })
+    // Three more without a checkpoint between them would take three times as much.
+    expect(walBytes()).toBeLessThan(onePublisher * 1.5)
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000)
+    expect(db.prepare('SELECT count(*) FROM sched_slots').pluck().get()).toBe(4 * (SLOTS - 1 - REFUSED.size))
+    db.close()
   })
 })
 

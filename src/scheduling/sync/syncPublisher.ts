@@ -19,6 +19,7 @@ import { findPublisher, listPublishers, type Publisher } from '../publishers.js'
 import { slotIdPrefix } from '../model.js'
 import { type BatchSlot, eachOfBatch, type SlotKind } from './slotLines.js'
 import { SlotParser } from './slotParser.js'
+import { CheckpointThread } from '../../db/checkpointThread.js'
 import { deletePublisherSlots, SlotWriter } from './slotWriter.js'
 
 export type SyncOutcome = 'synced' | 'unchanged' | 'skipped' | 'failed'
@@ -180,18 +181,33 @@ export async function syncPublisher(
   db: Db,
   slug: string,
   options: SyncOptions,
-  /** Given when several publishers are synced in turn, so that they share one parser's thread. */
-  shared?: SlotParser,
+  /** Given when several publishers are synced in turn, so that they share the threads. */
+  shared?: SyncThreads,
 ): Promise<SyncReport> {
-  const parser = shared ?? new SlotParser(oversizedRecord(options.limits))
+  const threads = shared ?? { parser: new SlotParser(oversizedRecord(options.limits)) }
   try {
-    return await syncWith(db, slug, options, parser)
+    return await syncWith(db, slug, options, threads)
   } finally {
-    if (!shared) await parser.close()
+    if (!shared) await threads.parser.close()
   }
 }
 
-async function syncWith(db: Db, slug: string, options: SyncOptions, parser: SlotParser): Promise<SyncReport> {
+/** The threads a sync works with beside the calling one. */
+interface SyncThreads {
+  parser: SlotParser
+  /**
+   * Where the file is checkpointed after each publisher's commit, while the next one is read (when several
+   * are synced in turn; the connection's automatic checkpoints are off meanwhile).
+   */
+  checkpoints?: CheckpointThread
+}
+
+async function syncWith(
+  db: Db,
+  slug: string,
+  options: SyncOptions,
+  threads: SyncThreads,
+): Promise<SyncReport> {
   const started = options.clock()
   const publisher = findPublisher(db, slug)
   const report: SyncReport = {
@@ -229,7 +245,7 @@ async function syncWith(db: Db, slug: string, options: SyncOptions, parser: Slot
     const problems = new Problems()
     // The outcome is recorded in the sync's own transaction: every commit to the main file makes each
     // server drop what it keeps of it (answers, known keys), so a sync commits as few times as it can.
-    const feed = { publisher, manifest: fetched.manifest, validators: fetched.validators, parser }
+    const feed = { publisher, manifest: fetched.manifest, validators: fetched.validators, threads }
     await importFeed(db, feed, report, problems, options, () => {
       report.problems = problems.list
       report.skipped = problems.count
@@ -258,12 +274,12 @@ interface FetchedFeed {
   publisher: Publisher
   manifest: Manifest
   validators: FetchedValidators
-  parser: SlotParser
+  threads: SyncThreads
 }
 
 async function importFeed(
   db: Db,
-  { publisher, manifest, validators, parser }: FetchedFeed,
+  { publisher, manifest, validators, threads }: FetchedFeed,
   report: SyncReport,
   problems: Problems,
   options: SyncOptions,
@@ -296,6 +312,10 @@ async function importFeed(
   const syncedAt = new Date(options.clock()).toISOString()
   // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
   // transaction spans the downloads, and a file that breaks off rolls everything back.
+  // The WAL starts over at a transaction's beginning only when every page in it is checkpointed: the last
+  // publisher's (asked at its commit, mostly done by now) and this one's small writes since.
+  threads.checkpoints?.request()
+  await threads.checkpoints?.settled()
   db.exec('BEGIN IMMEDIATE')
   try {
     deletePublisherSlots(db, publisher.slug)
@@ -322,7 +342,7 @@ async function importFeed(
       if (writer.insertSlot(series, slot)) return
       problems.add({ file, line, message: `Slot ${slot.id.slice(idPrefix.length)} repeats an earlier line` })
     }
-    await eachSlot(slotOutputs, manifest, options, problems, parser, report, idPrefix, seriesOf, take)
+    await eachSlot(slotOutputs, manifest, options, problems, threads.parser, report, idPrefix, seriesOf, take)
     writer.finish()
     db.prepare(
       `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
@@ -340,6 +360,7 @@ async function importFeed(
     report.written = writer.written
     beforeCommit()
     db.exec('COMMIT')
+    threads.checkpoints?.request()
   } catch (error) {
     db.exec('ROLLBACK')
     throw error
@@ -357,16 +378,23 @@ export async function syncPublishers(
         .filter((publisher) => publisher.enabled)
         .map((publisher) => publisher.slug)
   const reports: SyncReport[] = []
-  const parser = new SlotParser(oversizedRecord(options.limits))
+  const threads: SyncThreads = { parser: new SlotParser(oversizedRecord(options.limits)) }
+  const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true }) as number
+  if (slugs.length > 1) {
+    threads.checkpoints = new CheckpointThread(db.name)
+    db.pragma('wal_autocheckpoint = 0')
+  }
   try {
     for (const slug of slugs) {
-      const report = await syncPublisher(db, slug, options, parser)
+      const report = await syncPublisher(db, slug, options, threads)
       reports.push(report)
       // Interrupted: the publisher under way rolled back; the others are left as they are.
       if (options.signal?.aborted) throw new FeedError(`interrupted while syncing ${slug}`)
     }
   } finally {
-    await parser.close()
+    db.pragma(`wal_autocheckpoint = ${autocheckpoint}`)
+    await threads.parser.close()
+    await threads.checkpoints?.close()
   }
   if (reports.some((report) => report.outcome === 'synced')) db.exec('PRAGMA main.optimize')
   return reports
