@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
-import { eachOfBatch } from '../src/scheduling/sync/slotLines.js'
+import { eachOfBatch, readSlotLines } from '../src/scheduling/sync/slotLines.js'
 import { SlotParser } from '../src/scheduling/sync/slotParser.js'
 import { syncPublisher, syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { linesOf } from '../src/ingest/lines.js'
@@ -308,6 +308,30 @@ describe('the slot parser', () => {
         ),
       ),
     )
+  })
+})
+
+describe('slot kinds', () => {
+  it('keep apart slots whose schedule and appointment type differ only in where a NUL falls', () => {
+    const slot = (schedule: string, appointmentType: string) =>
+      JSON.stringify({
+        resourceType: 'Slot',
+        id: `x${schedule.length}`,
+        schedule: { reference: `Schedule/${schedule}` },
+        status: 'free',
+        start: '2026-12-01T10:00:00Z',
+        end: '2026-12-01T10:30:00Z',
+        appointmentType: { text: appointmentType },
+      })
+    const lines = [slot('a\u0000', 'y'), slot('a', '\u0000y')]
+    const data = Buffer.from(lines.join('\n'))
+    const first = Buffer.byteLength(lines[0] as string)
+    const batch = readSlotLines({ first: 1, data, bounds: [0, first, first + 1, data.length] }, 'too long')
+    expect(batch.kinds.map(({ scheduleId, appointmentType }) => [scheduleId, appointmentType])).toEqual([
+      ['a\u0000', 'y'],
+      ['a', '\u0000y'],
+    ])
+    expect([...batch.kindOf]).toEqual([0, 1])
   })
 })
 

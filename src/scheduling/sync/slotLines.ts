@@ -83,7 +83,9 @@ export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
     }
     const { scheduleId, serviceTypes, appointmentType, accepting } = slot
     const ownTypes = serviceTypes.length > 0 ? JSON.stringify(serviceTypes) : ''
-    const kindKey = `${scheduleId}\u0000${ownTypes}\u0000${appointmentType ?? ''}\u0000${accepting ?? ''}`
+    // Read back unambiguously whatever the texts hold: the id by its length, the service types' JSON and
+    // the accepting code never hold a NUL, the appointment type is the rest.
+    const kindKey = `${scheduleId.length}:${scheduleId}${ownTypes}\u0000${accepting ?? ''}\u0000${appointmentType ?? ''}`
     let kind = kindPlaces.get(kindKey)
     if (kind === undefined) {
       kind = kinds.length

@@ -310,12 +310,12 @@ async function importFeed(
   for (const problem of model.resolveSchedules()) problems.add(problem)
 
   const syncedAt = new Date(options.clock()).toISOString()
-  // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
-  // transaction spans the downloads, and a file that breaks off rolls everything back.
   // The WAL starts over at a transaction's beginning only when every page in it is checkpointed: the last
   // publisher's (asked at its commit, mostly done by now) and this one's small writes since.
   threads.checkpoints?.request()
   await threads.checkpoints?.settled()
+  // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
+  // transaction spans the downloads, and a file that breaks off rolls everything back.
   db.exec('BEGIN IMMEDIATE')
   try {
     deletePublisherSlots(db, publisher.slug)
