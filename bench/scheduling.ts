@@ -177,6 +177,9 @@ export async function run(args: string[]): Promise<void> {
       'sync-only': { type: 'boolean', default: false },
       // Leave the synced database in place (its path is printed) for looking at query plans afterwards.
       keep: { type: 'boolean', default: false },
+      // Sync the feed files an earlier `--keep` run left (`<its dir>/feed`; any missing are generated first)
+      // instead of generating them all: old and new code measured on the same files, one after the other.
+      feed: { type: 'string' },
       // Query a database left by an earlier `--keep` run instead of generating and syncing one (minutes).
       db: { type: 'string' },
       // Only the query shapes whose label contains this text (`--only window`).
@@ -190,8 +193,8 @@ export async function run(args: string[]): Promise<void> {
   const dbPath = reused ?? join(dir as string, 'svc.db')
   // The publishers' files are generated and kept first, then served as files: the generator stands in for
   // the publishers' own machines, and its CPU is not the sync's.
-  const feedDir = dir === undefined ? undefined : join(dir, 'feed')
-  if (feedDir) mkdirSync(feedDir)
+  const feedDir = dir === undefined ? undefined : (values.feed ?? join(dir, 'feed'))
+  if (feedDir && values.feed === undefined) mkdirSync(feedDir)
   const feed = feedDir === undefined ? undefined : await startFeedProcess(feedDir)
   if (feed) await generateKeptFeed(feed.url, publishers)
   try {
