@@ -4,9 +4,12 @@ import { fileURLToPath } from 'node:url'
 
 /** The package root (holding package.json), from src/ under tsx or dist/src/ when built: where data/ lives. */
 export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir)
-  return dir
+  const from = dirname(fileURLToPath(import.meta.url))
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir
+    // At the file system's root a directory is its own parent: without this check the search never ends.
+    if (dirname(dir) === dir) throw new Error(`no package.json in ${from} or any directory above it`)
+  }
 }
 
 /** The `svc` executable of this package: what `svc serve` runs its background imports with. */
