@@ -20,9 +20,9 @@ parentPort.on('message', () => {
 /**
  * Copies a file's committed WAL pages into the file on a thread of its own, so that a writer committing one
  * large transaction after another (a sync of many publishers) goes on to the next instead of checkpointing
- * each: the writer's connection turns its automatic checkpoints off while this runs (`pause`), and waits
- * for the last checkpoint before it begins a transaction (`settled`), so that the WAL starts over from its
- * beginning and stays about one transaction long.
+ * each: the writer's connection turns its automatic checkpoints off while this runs, asks for a checkpoint
+ * after each commit (`request`), and asks again and waits (`settled`) before it begins a transaction, so
+ * that the WAL starts over from its beginning and stays about one transaction long.
  */
 export class CheckpointThread {
   #worker: Worker | undefined

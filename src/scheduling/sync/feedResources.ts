@@ -232,16 +232,18 @@ export function parseLenientTimestamp(value: unknown): number | undefined {
   return Number.isNaN(parsed) ? undefined : parsed
 }
 
+const code = (char: string) => char.charCodeAt(0)
 /** Where a full instant has its separators (`YYYY-MM-DDThh:mm:ss`), and which. */
 const INSTANT_MARKS = [
-  [4, 45],
-  [7, 45],
-  [10, 84],
-  [13, 58],
-  [16, 58],
+  [4, code('-')],
+  [7, code('-')],
+  [10, code('T')],
+  [13, code(':')],
+  [16, code(':')],
 ] as const
-const DOT = 46
-const Z = 90
+const DOT = code('.')
+const Z = code('Z')
+const ZERO = code('0')
 
 /**
  * A full UTC instant as most feeds write it, `YYYY-MM-DDThh:mm:ss[.f[f[f]]]Z`, each field in its calendar's
@@ -273,7 +275,7 @@ function utcInstant(text: string): number | undefined {
 function digitsAt(text: string, from: number, to: number): number {
   let number = 0
   for (let at = from; at < to; at++) {
-    const digit = text.charCodeAt(at) - 48
+    const digit = text.charCodeAt(at) - ZERO
     if (!(digit >= 0 && digit <= 9)) return Number.NaN
     number = number * 10 + digit
   }
