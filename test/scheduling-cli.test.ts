@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { oneLine, runCli, runCliJson, startServeProcess } from './support/cli.js'
-import { writeStu1Feed } from './support/stu1Feed.js'
+import { STU1_SLOTS, writeStu1Feed } from './support/stu1Feed.js'
 
 let dir: string
 let env: Record<string, string>
@@ -86,5 +87,36 @@ describe('svc serve --sync-interval', () => {
     } finally {
       await serve.stop()
     }
+  })
+
+  it('runs the background sync with the configuration file svc serve was given', async () => {
+    const feed = join(dir, 'feed-with-large-slot')
+    writeStu1Feed(feed)
+    // A 1.5 MB slot line: past the configured limit of one record (1 MB), within the default one (64 MB).
+    const large = { ...STU1_SLOTS[2], id: 'large', comment: 'x'.repeat(1_500_000) }
+    appendFileSync(join(feed, 'slots.ndjson'), `${JSON.stringify(large)}\n`)
+    const configFile = join(dir, 'limits.json')
+    writeFileSync(configFile, JSON.stringify({ importMaxRecordMb: 1 }))
+    const db = join(dir, 'configured.db')
+    await runCliJson(['publishers', 'add', 'stu1', '--manifest', join(feed, '$bulk-publish')], { SVC_DB: db })
+    const serve = await startServeProcess({ SVC_DB: db }, ['--config', configFile, '--sync-interval', '1h'])
+    let outcome: { outcome: string; skipped: number; written: number } | undefined
+    try {
+      const store = new Database(db, { readonly: true })
+      try {
+        // The first sync starts with the server; wait for its outcome (bounded by the test timeout).
+        while (!outcome) {
+          const recorded = store.prepare('SELECT last_sync FROM publishers').pluck().get() as string | null
+          if (recorded) outcome = JSON.parse(recorded)
+          else await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+      } finally {
+        store.close()
+      }
+    } finally {
+      await serve.stop()
+    }
+    // The broken line, the unknown schedule, and the slot over the configured limit.
+    expect(outcome).toMatchObject({ outcome: 'synced', written: 11, skipped: 3 })
   })
 })

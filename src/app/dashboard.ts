@@ -4,7 +4,7 @@ import type { Db } from '../db/open.js'
 import type { DashboardDeps } from '../dashboard/operations.js'
 import { svcExecutable } from '../packageRoot.js'
 import { setPublisherEnabled } from '../scheduling/publishers.js'
-import { runSync } from '../scheduling/sync/schedule.js'
+import { importPublishersCommand, runSync } from '../scheduling/sync/schedule.js'
 import { fetchRefusal } from '../scheduling/sync/syncPublisher.js'
 import { DOMAINS } from './domains.js'
 
@@ -29,10 +29,7 @@ export function dashboardDeps(
       syncNow: (slug) => {
         const reason = fetchRefusal(db, slug, clock())
         if (reason) return { started: false, reason }
-        runSync(
-          [process.execPath, svcExecutable(), 'import', 'publishers', '--publisher', slug, '--db', config.db],
-          log,
-        )
+        runSync(importPublishersCommand(config, svcExecutable(), slug), log)
         return { started: true }
       },
     },

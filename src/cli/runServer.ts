@@ -1,7 +1,7 @@
 import { clockFromEnv } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
 import { startServer } from '../app/server.js'
-import { type SyncSchedule, startSyncSchedule } from '../scheduling/sync/schedule.js'
+import { importPublishersCommand, type SyncSchedule, startSyncSchedule } from '../scheduling/sync/schedule.js'
 
 export interface BackgroundSync {
   intervalMs: number
@@ -30,7 +30,7 @@ export function startBackgroundSync(
   if (!sync || sync.intervalMs <= 0) return undefined
   const schedule = startSyncSchedule({
     intervalMs: sync.intervalMs,
-    command: [process.execPath, sync.bin, 'import', 'publishers', '--db', config.db],
+    command: importPublishersCommand(config, sync.bin),
     log,
   })
   log(`publishers sync every ${sync.intervalMs / 1000}s`)

@@ -1,7 +1,26 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import type { Config } from '../../config.js'
 
 export interface SyncSchedule {
   stop(): Promise<void>
+}
+
+/**
+ * The argv of `svc import publishers` (of one publisher, when named) on the store and configuration file of
+ * `config`: a sync started by the server reads the limits and allowed hosts the operator configured, even when
+ * the file was given to `svc serve` by flag rather than by SVC_CONFIG, which the child would inherit.
+ */
+export function importPublishersCommand(config: Config, bin: string, publisher?: string): string[] {
+  return [
+    process.execPath,
+    bin,
+    'import',
+    'publishers',
+    ...(publisher === undefined ? [] : ['--publisher', publisher]),
+    '--db',
+    config.db,
+    ...(config.configFile ? ['--config', config.configFile] : []),
+  ]
 }
 
 /**
@@ -11,7 +30,7 @@ export interface SyncSchedule {
  */
 export function startSyncSchedule(options: {
   intervalMs: number
-  /** argv of the import command, e.g. [node, bin/run.js, 'import', 'publishers', '--db', path]. */
+  /** argv of the import command (importPublishersCommand). */
   command: string[]
   log: (line: string) => void
 }): SyncSchedule {
