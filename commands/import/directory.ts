@@ -6,7 +6,6 @@ import type { ImportSummary } from '../../src/fhir/store/importer.js'
 import { ingestLimits } from '../../src/ingest/limits.js'
 import { resolveSources } from '../../src/ingest/sources.js'
 import { interruptible } from '../../src/cli/interrupts.js'
-import { yieldToServing } from '../../src/cli/priority.js'
 
 const SHOWN_PROBLEMS = 50
 
@@ -28,9 +27,8 @@ export default class ImportDirectory extends SvcCommand {
   }
 
   async run(): Promise<ImportSummary> {
-    yieldToServing()
     const { argv, flags } = await this.parse(ImportDirectory)
-    const { db, config } = await this.openStore(flags)
+    const { db, config } = await this.openImportStore(flags)
     const limits = ingestLimits(config)
     const sources = await resolveSources(argv as string[], { limits })
     const progress = progressLine(process.stderr)

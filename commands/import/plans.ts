@@ -4,7 +4,6 @@ import { interruptible } from '../../src/cli/interrupts.js'
 import { progressLine } from '../../src/cli/progress.js'
 import { ingestLimits } from '../../src/ingest/limits.js'
 import { importPlans, type PlansImportSummary } from '../../src/plans/import/importPlans.js'
-import { yieldToServing } from '../../src/cli/priority.js'
 
 const SHOWN_PROBLEMS = 50
 
@@ -36,9 +35,8 @@ export default class ImportPlans extends SvcCommand {
   }
 
   async run(): Promise<PlansImportSummary> {
-    yieldToServing()
     const { argv, flags } = await this.parse(ImportPlans)
-    const { db, config } = await this.openStore(flags)
+    const { db, config } = await this.openImportStore(flags)
     const progress = progressLine(process.stderr)
     let shown = 0
     const summary = await interruptible(

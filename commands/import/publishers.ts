@@ -4,7 +4,6 @@ import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
 import { interruptible } from '../../src/cli/interrupts.js'
 import { ingestLimits } from '../../src/ingest/limits.js'
 import { syncPublishers } from '../../src/scheduling/sync/syncPublisher.js'
-import { yieldToServing } from '../../src/cli/priority.js'
 
 export default class ImportPublishers extends SvcCommand {
   static override description =
@@ -18,9 +17,8 @@ export default class ImportPublishers extends SvcCommand {
   }
 
   async run() {
-    yieldToServing()
     const { flags } = await this.parse(ImportPublishers)
-    const { db, config } = await this.openStore(flags)
+    const { db, config } = await this.openImportStore(flags)
     const tty = process.stderr.isTTY && !this.jsonEnabled()
     const reports = await interruptible(
       (signal) =>

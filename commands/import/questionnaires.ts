@@ -1,7 +1,6 @@
 import { Args } from '@oclif/core'
 import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
 import { ingestLimits } from '../../src/ingest/limits.js'
-import { yieldToServing } from '../../src/cli/priority.js'
 import {
   importQuestionnaires,
   type QuestionnairesImportSummary,
@@ -23,9 +22,8 @@ export default class ImportQuestionnaires extends SvcCommand {
   }
 
   async run(): Promise<QuestionnairesImportSummary> {
-    yieldToServing()
     const { argv, flags } = await this.parse(ImportQuestionnaires)
-    const { db, config } = await this.openStore(flags)
+    const { db, config } = await this.openImportStore(flags)
     const summary = await importQuestionnaires(db, argv as string[], {
       limits: ingestLimits(config),
       onProblem: (problem) => {

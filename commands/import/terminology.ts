@@ -4,7 +4,6 @@ import { interruptible } from '../../src/cli/interrupts.js'
 import { ingestLimits } from '../../src/ingest/limits.js'
 import { importTerminology } from '../../src/terminology/import/importFiles.js'
 import { describeBadRecord } from '../../src/terminology/model.js'
-import { yieldToServing } from '../../src/cli/priority.js'
 
 export default class ImportTerminology extends SvcCommand {
   static override description =
@@ -23,11 +22,10 @@ export default class ImportTerminology extends SvcCommand {
   }
 
   async run() {
-    yieldToServing()
     const { argv, flags } = await this.parse(ImportTerminology)
     const paths = argv as string[]
     if (paths.length === 0) this.error('Give at least one file or directory to import', { exit: 2 })
-    const { db, config } = await this.openStore(flags)
+    const { db, config } = await this.openImportStore(flags)
     const summary = await interruptible(
       (signal) =>
         importTerminology(db, paths, {

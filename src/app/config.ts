@@ -1,3 +1,4 @@
+import { IMPORT_PRIORITY } from '../cli/priority.js'
 import { type Config, type ConfigOverrides, resolveConfig } from '../config.js'
 import { MAX_CONNECTIONS } from '../http/settings.js'
 import { INGEST_SETTINGS } from '../ingest/limits.js'
@@ -11,6 +12,7 @@ export async function resolveAppConfig(
 ): Promise<Config> {
   const config = await resolveConfig(overrides, env, [
     ...INGEST_SETTINGS,
+    IMPORT_PRIORITY,
     ...UPSTREAM_SETTINGS,
     MAX_CONNECTIONS,
     ...DOMAINS.flatMap((domain) => domain.settings ?? []),

@@ -3,6 +3,7 @@ import { resolveAppConfig } from '../app/config.js'
 import type { Config, ConfigOverrides } from '../config.js'
 import type { Db, Store } from '../db/open.js'
 import { openStore } from '../app/store.js'
+import { yieldToServing } from './priority.js'
 import { UserError } from '../userError.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -37,6 +38,17 @@ export abstract class SvcCommand extends Command {
     const config = await this.resolveConfig({ db: flags.db, config: flags.config })
     this.#store = openStore(config)
     return { db: this.#store.db, store: this.#store, config }
+  }
+
+  /** The store of an import command, this process lowered below serving first (src/cli/priority.ts). */
+  protected async openImportStore(flags: {
+    db?: string
+    config?: string
+  }): Promise<{ db: Db; store: Store; config: Config }> {
+    const opened = await this.openStore(flags)
+    const warning = yieldToServing(opened.config)
+    if (warning) this.warn(warning)
+    return opened
   }
 
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {

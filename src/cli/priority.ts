@@ -1,8 +1,27 @@
+import { execFileSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { setPriority } from 'node:os'
+import { type Config, defineSetting, settingOf } from '../config.js'
 
 /** Niceness of an import: below `svc serve` (0), so that serving gets the CPU first when both want it. */
 export const IMPORT_NICENESS = 10
+/** Niceness of an `idle` import where the platform cannot run it under the idle policy. */
+const IDLE_FALLBACK_NICENESS = 19
+
+export type ImportPriority = 'low' | 'idle'
+
+/**
+ * How an import shares the CPU with serving. `low` (niceness 10) lets it take a share even of a busy machine;
+ * `idle` runs it only on CPU time nothing else wants (Linux's SCHED_IDLE policy): a server woken by a request
+ * takes the CPU at once, rather than after the import's time slice, at the price of a slower import under load
+ * and none at all while serving keeps every core busy.
+ */
+export const IMPORT_PRIORITY = defineSetting<ImportPriority>({
+  name: 'importPriority',
+  env: 'SVC_IMPORT_PRIORITY',
+  rule: (z) => z.enum(['low', 'idle'], { error: 'must be low or idle' }),
+  fallback: 'low',
+})
 
 /**
  * The ids of this process's threads where the platform lists them (Linux), else 0: this process. Linux keeps
@@ -18,18 +37,42 @@ function threadIds(): number[] {
   }
 }
 
-/**
- * Lowers this process's CPU priority for the rest of its run. Imports run beside a serving `svc serve` on the
- * same few cores (its background sync, an operator's cron job): without this the kernel shares the CPU
- * evenly, and serving loses a third of its throughput while a sync runs. On an idle machine it changes
- * nothing. Where the platform refuses (no permission), a thread runs as it was started.
- */
-export function yieldToServing(): void {
+function niceEveryThread(niceness: number): void {
   for (const thread of threadIds()) {
     try {
-      setPriority(thread, IMPORT_NICENESS)
+      setPriority(thread, niceness)
     } catch {
       // Not allowed here, or the thread ended since it was listed.
     }
   }
+}
+
+/**
+ * Puts every thread of this process under the idle policy with util-linux's `chrt` (Node has no call for
+ * it); threads started later inherit it. False where there is no `chrt` or the platform refuses.
+ */
+function idleEveryThread(): boolean {
+  try {
+    execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(process.pid)], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Lowers this process's CPU priority for the rest of its run, as `importPriority` says. Imports run beside a
+ * serving `svc serve` on the same few cores (its background sync, an operator's cron job): without this the
+ * kernel shares the CPU evenly, and serving loses a third of its throughput while a sync runs. On an idle
+ * machine it changes nothing. Returns a warning when `idle` could not be had (the import then runs at
+ * niceness 19).
+ */
+export function yieldToServing(config: Config): string | undefined {
+  if (settingOf(config, IMPORT_PRIORITY) !== 'idle') {
+    niceEveryThread(IMPORT_NICENESS)
+    return undefined
+  }
+  if (idleEveryThread()) return undefined
+  niceEveryThread(IDLE_FALLBACK_NICENESS)
+  return `importPriority idle needs chrt (util-linux) and a platform that allows SCHED_IDLE; this import runs at niceness ${IDLE_FALLBACK_NICENESS}`
 }
