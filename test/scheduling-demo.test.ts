@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadDemoScheduling } from '../src/scheduling/demo.js'
+import { loadDemoScheduling, schedulingDemo } from '../src/scheduling/demo.js'
 import { addPublisher, findPublisher } from '../src/scheduling/publishers.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 
@@ -60,5 +60,12 @@ describe('demo scheduling feed', () => {
     const fromNow = await server.get('/v1/scheduling/slots?limit=1', bearer(server.key))
     expect(fromNow.json.total).toBeGreaterThan(bundled.size / 2)
     expect(fromNow.json.slots[0].start > '2026-11-21T10:00:30.000Z').toBe(true)
+  })
+
+  it('says what the publisher still holds when a demo started again within the minute does not sync it', async () => {
+    const lines = await schedulingDemo({ db: server.server.db, dataDir: server.dir, now: server.now() })
+    expect(lines).toEqual([
+      `Scheduling: publisher smart-examples skipped (fetched less than a minute ago; a publisher is fetched at most once a minute), ${bundledStarts().size} slots held.`,
+    ])
   })
 })

@@ -155,7 +155,32 @@ describe('svc serve --workers', () => {
       )
       expect(result.code).toBe(2)
       expect(oneLine(result.stderr)).toContain('An svc serve worker could not start')
-      expect(result.stderr).toContain('EADDRINUSE')
+      expect(oneLine(result.stderr)).toContain(
+        `Cannot listen on 127.0.0.1:${port}: the address is in use (another svc serve or svc demo?)`,
+      )
+    } finally {
+      taken.close()
+    }
+  })
+
+  it('says in one line why one process cannot listen, and exits 2 (the port is taken)', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    const port = (taken.address() as { port: number }).port
+    try {
+      const runs = [
+        { args: ['serve', '--workers', '1'], env },
+        // The demo loads its data first, into a store of its own.
+        { args: ['demo'], env: { ...env, SVC_DB: join(dir, 'demo.db') } },
+      ]
+      for (const run of runs) {
+        const result = await runCli([...run.args, '--port', String(port), '--sync-interval', '0'], run.env)
+        expect(result.code).toBe(2)
+        expect(oneLine(result.stderr)).toContain(
+          `Cannot listen on 127.0.0.1:${port}: the address is in use (another svc serve or svc demo?); choose another port with --port or SVC_PORT`,
+        )
+        expect(result.stderr).not.toContain('    at ')
+      }
     } finally {
       taken.close()
     }

@@ -15,6 +15,7 @@ import { MAX_CONNECTIONS } from '../http/settings.js'
 import type { Routes } from '../http/routes.js'
 import { type UpstreamTuning, upstreamTuning } from '../upstream/client.js'
 import { UPSTREAM_DEADLINE_S } from '../upstream/settings.js'
+import { UserError } from '../userError.js'
 import { webPages } from '../dashboard/middleware.js'
 import { dashboardDeps } from './dashboard.js'
 import { DOMAINS } from './domains.js'
@@ -60,6 +61,19 @@ function composeEndpoints(servings: DomainServing[], app: AppContext): Endpoint[
   return [...docsEndpoints, ...fhirBaseEndpoints(modes), ...domainEndpoints].map(withFormat)
 }
 
+/** Why the server cannot listen where it was told to, in words an operator can act on. */
+function listenFailure(error: NodeJS.ErrnoException, config: Config): Error {
+  const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+  const reasons: Record<string, string> = {
+    EADDRINUSE:
+      'the address is in use (another svc serve or svc demo?); choose another port with --port or SVC_PORT',
+    EACCES: 'not permitted (a port below 1024 needs privileges); choose another port with --port or SVC_PORT',
+    EADDRNOTAVAIL: `this machine has no address ${config.host}; check --host or SVC_HOST`,
+  }
+  const reason = (error.code && reasons[error.code]) ?? error.message
+  return new UserError(`Cannot listen on ${address}: ${reason}`)
+}
+
 /** Opens the store, starts the app on config.host:config.port and returns a handle that closes both. */
 export async function startServer(
   config: Config,
@@ -88,7 +102,12 @@ export async function startServer(
   })
   server.maxConnections = settingOf(config, MAX_CONNECTIONS) ?? 2000
   server.listen(config.port, config.host)
-  await once(server, 'listening')
+  try {
+    await once(server, 'listening')
+  } catch (error) {
+    store.close()
+    throw listenFailure(error as NodeJS.ErrnoException, config)
+  }
   const { port } = server.address() as AddressInfo
   const effective = withBoundPort(config, port)
   // From here to the request listener nothing waits: no request is read before the app can answer it.

@@ -21,9 +21,14 @@ interface ManifestOutput {
 /** The domain's demo step: the bundled examples, synced from a copy beside the main file. */
 export async function schedulingDemo({ db, dataDir, now }: DemoContext): Promise<string[]> {
   const report = await loadDemoScheduling(db, join(dataDir, 'demo-feed'), now)
-  return report
-    ? [`Scheduling: publisher ${report.publisher} ${report.outcome}, ${report.written} slots.`]
-    : []
+  if (!report) return []
+  if (report.outcome === 'synced')
+    return [`Scheduling: publisher ${report.publisher} synced, ${report.written} slots.`]
+  // Not synced again (a demo started again within the minute): say what it still holds, not 0 written.
+  const held = db.prepare('SELECT slot_count FROM publishers WHERE slug = ?').pluck().get(report.publisher)
+  return [
+    `Scheduling: publisher ${report.publisher} ${report.outcome} (${report.message}), ${held ?? 0} slots held.`,
+  ]
 }
 
 /**
