@@ -48,6 +48,16 @@ describe('svc import publishers', () => {
     await runCliJson(['publishers', 'remove', 'relative'], env)
   })
 
+  it('refuses a manifest URL of a scheme it cannot fetch, rather than take it for a relative path', async () => {
+    for (const manifest of ['ftp://feeds.example.org/$bulk-publish', 'https://', 'gopher://x']) {
+      const result = await runCli(['publishers', 'add', 'odd', '--manifest', manifest], env)
+      expect(result.code).toBe(2)
+      expect(oneLine(result.stderr)).toContain(`Invalid manifest "${manifest}"`)
+    }
+    const list = await runCliJson<{ slug: string }[]>(['publishers', 'list'], env)
+    expect(list.map((publisher) => publisher.slug)).not.toContain('odd')
+  })
+
   it('removes a publisher and its slots in one step', async () => {
     await runCliJson(['publishers', 'remove', 'broken'], env)
     const list = await runCliJson<{ slug: string }[]>(['publishers', 'list'], env)

@@ -10,6 +10,7 @@ import { DEFAULT_INGEST_LIMITS, describeMb, type IngestLimits } from '../../inge
 import { type JsonLine, jsonLines } from '../../ingest/jsonLines.js'
 import { type Lines, linesOf } from '../../ingest/lines.js'
 import { guarded } from '../../ingest/sources.js'
+import { UserError } from '../../userError.js'
 
 /**
  * Reading a publisher's feed: the `$bulk-publish` manifest and its NDJSON outputs, over http(s) or from disk,
@@ -64,9 +65,18 @@ export function feedUrl(location: string): URL {
   return pathToFileURL(resolve(location))
 }
 
-/** A manifest location as it is stored: URLs as given, file paths made absolute (the sync may run elsewhere). */
+/**
+ * A manifest location as it is stored: URLs as given, file paths made absolute (the sync may run elsewhere).
+ * A URL of another scheme is refused, not taken for a relative path named `ftp:/…`.
+ */
 export function storedManifestLocation(location: string): string {
-  return isUrl(location) ? location : resolve(location)
+  if (isUrl(location)) {
+    if (!URL.canParse(location)) throw new UserError(`Invalid manifest "${location}": not a URL`)
+    return location
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location))
+    throw new UserError(`Invalid manifest "${location}": use an http(s) or file URL, or a file path`)
+  return resolve(location)
 }
 
 const isFile = (url: URL) => url.protocol === 'file:'
