@@ -198,9 +198,11 @@ export async function resolveConfig(
   return withUrls(config, explicitBase, pick(CORE.docsUrl), pick(CORE.dashboardUrl))
 }
 
+/** A host as a URL or an address with a port names it: an IPv6 address in brackets. */
+export const hostInUrl = (host: string) => (host.includes(':') ? `[${host}]` : host)
+
 function withUrls(config: Config, base?: string, docs?: string, dashboard?: string): Config {
-  const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host
-  const baseUrl = trimSlash(base ?? `http://${hostForUrl}:${config.port}`)
+  const baseUrl = trimSlash(base ?? `http://${hostInUrl(config.host)}:${config.port}`)
   return {
     ...config,
     baseUrl,

@@ -5,7 +5,7 @@ import type { AppContext, DomainServing } from '../api/domain.js'
 import type { Endpoint } from '../api/endpoint.js'
 import { Ports } from '../api/ports.js'
 import type { Clock } from '../clock.js'
-import { type Config, settingOf, withBoundPort } from '../config.js'
+import { type Config, hostInUrl, settingOf, withBoundPort } from '../config.js'
 import type { Db } from '../db/open.js'
 import { docsEndpoints } from '../docs/endpoints.js'
 import { fhirBaseEndpoints, type MetadataModes, withFormat } from '../fhir/endpoints.js'
@@ -63,7 +63,7 @@ function composeEndpoints(servings: DomainServing[], app: AppContext): Endpoint[
 
 /** Why the server cannot listen where it was told to, in words an operator can act on. */
 function listenFailure(error: NodeJS.ErrnoException, config: Config): Error {
-  const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+  const address = `${hostInUrl(config.host)}:${config.port}`
   const reasons: Record<string, string> = {
     EADDRINUSE:
       'the address is in use (another svc serve or svc demo?); choose another port with --port or SVC_PORT',
@@ -135,9 +135,8 @@ export async function startServer(
   app.usage.start()
   server.on('request', app.koa.callback())
   server.on('clientError', answerClientErrors({ log: app.requestLog, docsUrl: effective.docsUrl, clock }))
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${hostInUrl(config.host)}:${port}`,
     port,
     server,
     db,
