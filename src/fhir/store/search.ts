@@ -330,7 +330,10 @@ export class LocalSearch implements SearchSource {
         const ids = indexed
           ? (indexed.get(rid)?.get(include.param) ?? [])
           : referencedIds(stored.resource, include)
-        for (const id of ids) add(this.reader.read(include.target, id, reading))
+        // A resource already in the answer is not read again (a page of roles at one organization names it
+        // on every entry).
+        for (const id of ids)
+          if (!seen.has(`${include.target}/${id}`)) add(this.reader.read(include.target, id, reading))
       }
     }
     return out
