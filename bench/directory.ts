@@ -223,6 +223,13 @@ export async function run(args: string[]): Promise<void> {
         `${base}/OrganizationAffiliation?network=gen-org-${next(NETWORKS)}&_count=100&_include=OrganizationAffiliation:participating-organization`,
       NAME_OWN_GOAL_MS,
     ),
+    // The matches name few primary organizations between them: each is read once, however many name it.
+    await timed(
+      'OrganizationAffiliation?network&_include=primary (_count=100)',
+      () =>
+        `${base}/OrganizationAffiliation?network=gen-org-${next(NETWORKS)}&_count=100&_include=OrganizationAffiliation:primary-organization`,
+      NAME_OWN_GOAL_MS,
+    ),
   ]
   // Deep paging: follow next links of one network's affiliations, timing each page far from the start.
   const deep: number[] = []
