@@ -20,30 +20,38 @@ export default class Demo extends SvcCommand {
     const config = await this.resolveConfig(serveOverrides(flags))
     const sync = backgroundSync(flags)
     const db = openDatabase(config.db)
-    let tryLines: (baseUrl: string) => string = () => ''
     try {
       for (const line of await loadDemoData(db, Date.now())) this.log(line)
-      const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
-      this.log(`Database ${config.db} is ready; demo organization "demo".`)
-      this.log(`API key (shown once):\n\n  ${key.key}\n`)
-      const curl = `curl -H "Authorization: Bearer ${key.key}"`
-      tryLines = (baseUrl) =>
-        [
-          `Try: ${curl} ${baseUrl}/v1/fhir/r4/metadata`,
-          `     ${curl} '${baseUrl}/v1/scheduling/slots?limit=2'`,
-          `     ${curl} '${baseUrl}/v1/fhir/r4/Practitioner?name=cormier'`,
-          `     ${curl} '${baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'`,
-          `     ${curl} '${baseUrl}/v1/fhir/r4/InsurancePlan?county=12031&_count=2'`,
-          `     ${curl} '${baseUrl}/v1/fhir/r4/Questionnaire?code=88121-9'`,
-          `API reference: ${baseUrl}/docs · dashboard: ${baseUrl}/dashboard (first operator: svc operators create <email>)\n`,
-        ].join('\n')
     } finally {
       db.close()
     }
+    // The key is made once the server listens: a demo that cannot listen leaves no key behind.
     await runServerUntilSignalled(config, {
       log: (line) => this.log(line),
       sync,
-      onListening: (baseUrl) => this.log(tryLines(baseUrl)),
+      onListening: (baseUrl) => this.log(demoKeyLines(config.db, baseUrl)),
     })
+  }
+}
+
+/** A fresh key of the demo organization, and commands to try it with against `baseUrl`. */
+function demoKeyLines(dbPath: string, baseUrl: string): string {
+  const db = openDatabase(dbPath)
+  try {
+    const key = createKey(db, { org: 'demo', name: `demo ${new Date().toISOString()}` })
+    const curl = `curl -H "Authorization: Bearer ${key.key}"`
+    return [
+      `Database ${dbPath} is ready; demo organization "demo".`,
+      `API key (shown once):\n\n  ${key.key}\n`,
+      `Try: ${curl} ${baseUrl}/v1/fhir/r4/metadata`,
+      `     ${curl} '${baseUrl}/v1/scheduling/slots?limit=2'`,
+      `     ${curl} '${baseUrl}/v1/fhir/r4/Practitioner?name=cormier'`,
+      `     ${curl} '${baseUrl}/v1/fhir/r4/CodeSystem/$lookup?system=http://nucc.org/provider-taxonomy&code=207Q00000X'`,
+      `     ${curl} '${baseUrl}/v1/fhir/r4/InsurancePlan?county=12031&_count=2'`,
+      `     ${curl} '${baseUrl}/v1/fhir/r4/Questionnaire?code=88121-9'`,
+      `API reference: ${baseUrl}/docs · dashboard: ${baseUrl}/dashboard (first operator: svc operators create <email>)\n`,
+    ].join('\n')
+  } finally {
+    db.close()
   }
 }

@@ -180,7 +180,10 @@ describe('svc serve --workers', () => {
           `Cannot listen on 127.0.0.1:${port}: the address is in use (another svc serve or svc demo?); choose another port with --port or SVC_PORT`,
         )
         expect(result.stderr).not.toContain('    at ')
+        // The demo makes its key once it listens: none is printed, and none is left in its store (below).
+        expect(result.stdout).not.toContain('svc_sk_')
       }
+      expect(await runCliJson(['keys', 'list'], { ...env, SVC_DB: join(dir, 'demo.db') })).toEqual([])
     } finally {
       taken.close()
     }
