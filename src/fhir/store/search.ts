@@ -330,8 +330,8 @@ export class LocalSearch implements SearchSource {
         const ids = indexed
           ? (indexed.get(rid)?.get(include.param) ?? [])
           : referencedIds(stored.resource, include)
-        // A resource already in the answer is not read again (a page of roles at one organization names it
-        // on every entry).
+        // A resource already in the answer is not read again (a network's affiliations name their few
+        // primary organizations over and over).
         for (const id of ids)
           if (!seen.has(`${include.target}/${id}`)) add(this.reader.read(include.target, id, reading))
       }
