@@ -4,11 +4,11 @@ import { setPriority } from 'node:os'
 import { type Config, defineSetting, settingOf } from '../config.js'
 
 /** Niceness of an import: below `svc serve` (0), so that serving gets the CPU first when both want it. */
-export const IMPORT_NICENESS = 10
+const IMPORT_NICENESS = 10
 /** Niceness of an `idle` import where the platform cannot run it under the idle policy. */
 const IDLE_FALLBACK_NICENESS = 19
 
-export type ImportPriority = 'low' | 'idle'
+type ImportPriority = 'low' | 'idle'
 
 /**
  * How an import shares the CPU with serving. `low` (niceness 10) lets it take a share even of a busy machine;
