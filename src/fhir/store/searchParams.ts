@@ -5,6 +5,14 @@ import type { SearchParam } from './declaration.js'
 
 const WORD = /[\p{L}\p{N}]/u
 
+/** A string of `min` to `max` characters, each bound named in its message. */
+function boundedString(min: number, max: number) {
+  return z
+    .string()
+    .min(min, `must be at least ${min} character${min === 1 ? '' : 's'} long`)
+    .max(max, `must be at most ${max} characters long`)
+}
+
 /** A reference value as given: bare id, `<Type>/<id>`, or an absolute URL (checked against our base). */
 export interface RefValue {
   id: string
@@ -24,19 +32,15 @@ function referenceSchema(type: string, allowUrl: boolean) {
   const forms = `${article} ${type} id${allowUrl ? `, ${type}/<id> or a fullUrl returned by this service` : ` or ${type}/<id>`}`
   const relative = new RegExp(`^${type}/([A-Za-z0-9\\-.]{1,64})$`)
   const absolute = new RegExp(`^(https?://.+)/${type}/([A-Za-z0-9\\-.]{1,64})$`)
-  return z
-    .string()
-    .min(1, 'must be at least 1 character long')
-    .max(256, 'must be at most 256 characters long')
-    .transform((value, ctx): RefValue => {
-      if (ID_PATTERN.test(value)) return { id: value }
-      const local = relative.exec(value)
-      if (local?.[1]) return { id: local[1] }
-      const remote = allowUrl ? absolute.exec(value) : null
-      if (remote?.[1] && remote[2]) return { id: remote[2], url: remote[1] }
-      ctx.addIssue({ code: 'custom', message: `must be ${forms}` })
-      return z.NEVER
-    })
+  return boundedString(1, 256).transform((value, ctx): RefValue => {
+    if (ID_PATTERN.test(value)) return { id: value }
+    const local = relative.exec(value)
+    if (local?.[1]) return { id: local[1] }
+    const remote = allowUrl ? absolute.exec(value) : null
+    if (remote?.[1] && remote[2]) return { id: remote[2], url: remote[1] }
+    ctx.addIssue({ code: 'custom', message: `must be ${forms}` })
+    return z.NEVER
+  })
 }
 
 /** A reference search parameter, indexed from References at `paths` naming a `target`. */
@@ -66,28 +70,24 @@ export function referenceParam(options: {
 
 /** `code` or `system|code`; `closed` limits the codes (and the system) when the code system is closed. */
 export function tokenSchema(closed?: { system: string; codes: readonly string[] }) {
-  return z
-    .string()
-    .min(1, 'must be at least 1 character long')
-    .max(256, 'must be at most 256 characters long')
-    .transform((value, ctx): TokenValue => {
-      const bar = value.indexOf('|')
-      const system = bar === -1 ? undefined : value.slice(0, bar)
-      const code = bar === -1 ? value : value.slice(bar + 1)
-      if (code === '' || system === '') {
-        ctx.addIssue({ code: 'custom', message: 'must be a code or system|code, both non-empty' })
-        return z.NEVER
-      }
-      if (closed && system !== undefined && system !== closed.system) {
-        ctx.addIssue({ code: 'custom', message: `system must be ${closed.system}` })
-        return z.NEVER
-      }
-      if (closed && !closed.codes.includes(code)) {
-        ctx.addIssue({ code: 'custom', message: `code must be one of ${closed.codes.join(', ')}` })
-        return z.NEVER
-      }
-      return system === undefined ? { code } : { system, code }
-    })
+  return boundedString(1, 256).transform((value, ctx): TokenValue => {
+    const bar = value.indexOf('|')
+    const system = bar === -1 ? undefined : value.slice(0, bar)
+    const code = bar === -1 ? value : value.slice(bar + 1)
+    if (code === '' || system === '') {
+      ctx.addIssue({ code: 'custom', message: 'must be a code or system|code, both non-empty' })
+      return z.NEVER
+    }
+    if (closed && system !== undefined && system !== closed.system) {
+      ctx.addIssue({ code: 'custom', message: `system must be ${closed.system}` })
+      return z.NEVER
+    }
+    if (closed && !closed.codes.includes(code)) {
+      ctx.addIssue({ code: 'custom', message: `code must be one of ${closed.codes.join(', ')}` })
+      return z.NEVER
+    }
+    return system === undefined ? { code } : { system, code }
+  })
 }
 
 /** A token search parameter (`code` or `system|code`), indexed from identifiers, codings or codes at `paths`. */
@@ -120,16 +120,17 @@ export function tokenParam(options: {
   }
 }
 
-/** A closed list of codes, indexed as a token without a system (a status, say). */
-export function codeParam<const T extends readonly [string, ...string[]]>(options: {
+/** What a token indexed without a system has besides its value rule: a code, a boolean, an exact string. */
+interface PlainTokenOptions {
   number: number
   paths: readonly string[]
-  values: T
   description: string
   role?: SearchParam['role']
-}): SearchParam {
+}
+
+function plainTokenParam(options: PlainTokenOptions, spec: SearchParam['spec']): SearchParam {
   return {
-    spec: param.enumeration(options.values, options.description),
+    spec,
     role: options.role ?? { kind: 'criterion' },
     index: { kind: 'token', number: options.number, paths: options.paths },
     criteria: (value) => [{ kind: 'token', param: options.number, code: String(value) }],
@@ -137,20 +138,16 @@ export function codeParam<const T extends readonly [string, ...string[]]>(option
   }
 }
 
+/** A closed list of codes, indexed as a token without a system (a status, say). */
+export function codeParam<const T extends readonly [string, ...string[]]>(
+  options: PlainTokenOptions & { values: T },
+): SearchParam {
+  return plainTokenParam(options, param.enumeration(options.values, options.description))
+}
+
 /** `true` or `false`, indexed from a boolean element as its string form. */
-export function booleanParam(options: {
-  number: number
-  paths: readonly string[]
-  description: string
-  role?: SearchParam['role']
-}): SearchParam {
-  return {
-    spec: param.boolean(options.description),
-    role: options.role ?? { kind: 'criterion' },
-    index: { kind: 'token', number: options.number, paths: options.paths },
-    criteria: (value) => [{ kind: 'token', param: options.number, code: String(value) }],
-    remote: (value) => [String(value)],
-  }
+export function booleanParam(options: PlainTokenOptions): SearchParam {
+  return plainTokenParam(options, param.boolean(options.description))
 }
 
 const quoted = (text: string) => `"${text.replaceAll('"', '""')}"`
@@ -173,11 +170,7 @@ export function textParam(options: {
   const { column } = options
   return {
     spec: param.custom(
-      z
-        .string()
-        .min(1, 'must be at least 1 character long')
-        .max(max, `must be at most ${max} characters long`)
-        .regex(WORD, 'must contain a letter or a digit'),
+      boundedString(1, max).regex(WORD, 'must contain a letter or a digit'),
       options.description,
       'string',
     ),
@@ -212,14 +205,7 @@ export function containsParam(options: {
 }): SearchParam {
   const max = options.max ?? 100
   return {
-    spec: param.custom(
-      z
-        .string()
-        .min(3, 'must be at least 3 characters long')
-        .max(max, `must be at most ${max} characters long`),
-      options.description,
-      'string',
-    ),
+    spec: param.custom(boundedString(3, max), options.description, 'string'),
     role: options.role ?? { kind: 'criterion' },
     index: { kind: 'text', column: options.column, paths: options.paths, tokenizer: 'trigram' },
     criteria: (value, type) => [
@@ -230,28 +216,11 @@ export function containsParam(options: {
 }
 
 /** FHIR's `:exact` on a string: the whole value, case and accents as written, indexed as a token. */
-export function exactParam(options: {
-  number: number
-  paths: readonly string[]
-  description: string
-  max?: number
-  role?: SearchParam['role']
-}): SearchParam {
-  const max = options.max ?? 100
-  return {
-    spec: param.custom(
-      z
-        .string()
-        .min(1, 'must be at least 1 character long')
-        .max(max, `must be at most ${max} characters long`),
-      options.description,
-      'string',
-    ),
-    role: options.role ?? { kind: 'criterion' },
-    index: { kind: 'token', number: options.number, paths: options.paths },
-    criteria: (value) => [{ kind: 'token', param: options.number, code: String(value) }],
-    remote: (value) => [String(value)],
-  }
+export function exactParam(options: PlainTokenOptions & { max?: number }): SearchParam {
+  return plainTokenParam(
+    options,
+    param.custom(boundedString(1, options.max ?? 100), options.description, 'string'),
+  )
 }
 
 /** `_id`: one resource of the type by its id. */
