@@ -2,10 +2,16 @@ import { defineEndpoint, type Endpoint } from '../api/endpoint.js'
 import { publishersShown } from './publishers.js'
 import { ACCEPTING_PATIENTS, SLOT_STATUSES } from './model.js'
 import { type GroupMatch, listCodings, searchGroups } from './search/groups.js'
-import { answerHoldsThrough } from './search/matches.js'
+import { answerHoldsThrough, type SlotFilters } from './search/matches.js'
 import { searchSlots } from './search/slots.js'
 import type { SlotIndex } from './search/slotIndex.js'
-import { SLOT_FILTER_PARAMS, SLOT_SEARCH_PARAMS, statusAsked, toFilters } from './search/params.js'
+import {
+  type FilterValues,
+  SLOT_FILTER_PARAMS,
+  SLOT_SEARCH_PARAMS,
+  statusAsked,
+  toFilters,
+} from './search/params.js'
 
 const string = { type: 'string' }
 const CODING = {
@@ -161,6 +167,17 @@ const codingList = (
 export function schedulingEndpoints(index: SlotIndex): Endpoint[] {
   /** The index brought up to date, with the starts of the status the search asks for. */
   const ready = (query: URLSearchParams) => index.ready(statusAsked(query))
+  /**
+   * A search's answer over the filters its parameters give at `now`, reusable until the first slot served
+   * from now on starts (no match can start before it) and while the index holds it true.
+   */
+  const reusable = <T>(params: FilterValues, now: number, search: (filters: SlotFilters) => T) => {
+    const filters = toFilters(params, now)
+    return {
+      body: search(filters),
+      reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
+    }
+  }
   return [
     defineEndpoint({
       method: 'GET',
@@ -170,14 +187,8 @@ export function schedulingEndpoints(index: SlotIndex): Endpoint[] {
       params: SLOT_SEARCH_PARAMS,
       responses: listing('slots', SLOT),
       ready,
-      handler: ({ params }, { clock }) => {
-        const now = clock()
-        const filters = toFilters(params, now)
-        return {
-          body: searchSlots(index, filters, params),
-          reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
-        }
-      },
+      handler: ({ params }, { clock }) =>
+        reusable(params, clock(), (filters) => searchSlots(index, filters, params)),
     }),
     defineEndpoint({
       method: 'GET',
@@ -187,15 +198,11 @@ export function schedulingEndpoints(index: SlotIndex): Endpoint[] {
       params: SLOT_FILTER_PARAMS,
       responses: listing('providerLocations', PROVIDER_LOCATION),
       ready,
-      handler: ({ params }, { clock }) => {
-        const now = clock()
-        const filters = toFilters(params, now)
-        const { groups, total } = searchGroups(index, filters, params)
-        return {
-          body: { total, providerLocations: groups },
-          reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
-        }
-      },
+      handler: ({ params }, { clock }) =>
+        reusable(params, clock(), (filters) => {
+          const { groups, total } = searchGroups(index, filters, params)
+          return { total, providerLocations: groups }
+        }),
     }),
     defineEndpoint({
       method: 'GET',
@@ -205,15 +212,11 @@ export function schedulingEndpoints(index: SlotIndex): Endpoint[] {
       params: SLOT_FILTER_PARAMS,
       responses: listing('actors', ACTOR),
       ready,
-      handler: ({ params }, { clock }) => {
-        const now = clock()
-        const filters = toFilters(params, now)
-        const { groups, total } = searchGroups(index, filters, params)
-        return {
-          body: { actors: groups.map(toActor), total },
-          reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
-        }
-      },
+      handler: ({ params }, { clock }) =>
+        reusable(params, clock(), (filters) => {
+          const { groups, total } = searchGroups(index, filters, params)
+          return { actors: groups.map(toActor), total }
+        }),
     }),
     defineEndpoint({
       method: 'GET',

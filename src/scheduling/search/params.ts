@@ -43,7 +43,7 @@ export const SLOT_SEARCH_PARAMS = {
   actorKey: param.string("An actor card's key (older form): exactly that card's slots."),
 }
 
-type FilterValues = ParamValues<typeof SLOT_FILTER_PARAMS> &
+export type FilterValues = ParamValues<typeof SLOT_FILTER_PARAMS> &
   Partial<Pick<ParamValues<typeof SLOT_SEARCH_PARAMS>, 'providerLocationKey' | 'actorKey'>>
 
 /** Parameter values to store filters: `startAfter` falls back to now unless past slots are asked for. */
