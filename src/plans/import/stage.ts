@@ -88,6 +88,16 @@ export interface StageContext {
 
 export type Stager = (row: Row, line: number) => void
 
+/** The row's non-empty cells of `columns` as a JSON object, staged for the plan builder. */
+function filledCells(row: Row, columns: readonly string[]): string {
+  const cells: Record<string, string> = {}
+  for (const column of columns) {
+    const value = row(column)
+    if (value !== '') cells[column] = value
+  }
+  return JSON.stringify(cells)
+}
+
 function yearOf(row: Row, column: string, context: StageContext, line: number): number | undefined {
   const value = row(column)
   if (YEAR.test(value)) return Number(value)
@@ -129,12 +139,7 @@ export function stager(kind: PlanFileKind, context: StageContext): Stager {
           )
           return
         }
-        const data: Record<string, string> = {}
-        for (const column of read) {
-          const value = row(column)
-          if (value !== '') data[column] = value
-        }
-        insert.run(year, standard, planId[2], context.file, line, JSON.stringify(data))
+        insert.run(year, standard, planId[2], context.file, line, filledCells(row, read))
       }
     }
     case 'benefits': {
@@ -223,12 +228,7 @@ export function stager(kind: PlanFileKind, context: StageContext): Stager {
       return (row, line) => {
         const key = maKey(row, 'pbp_a_hnumber', 'pbp_a_plan_identifier', 'segment_id', context, line)
         if (!key) return
-        const data: Record<string, string> = {}
-        for (const column of read) {
-          const value = row(column)
-          if (value !== '') data[column] = value
-        }
-        insert.run(context.pathYear ?? null, ...key, context.file, line, JSON.stringify(data))
+        insert.run(context.pathYear ?? null, ...key, context.file, line, filledCells(row, read))
       }
     }
     case 'pbp-plan-area': {
@@ -265,11 +265,6 @@ export function stager(kind: PlanFileKind, context: StageContext): Stager {
         if (year === undefined) return
         const key = maKey(row, 'Contract ID', 'Plan ID', 'Segment ID', context, line)
         if (!key) return
-        const data: Record<string, string> = {}
-        for (const column of LANDSCAPE_FIELDS) {
-          const value = row(column)
-          if (value !== '') data[column] = value
-        }
         insert.run(
           year,
           ...key,
@@ -277,7 +272,7 @@ export function stager(kind: PlanFileKind, context: StageContext): Stager {
           row('County Name'),
           context.file,
           line,
-          JSON.stringify(data),
+          filledCells(row, LANDSCAPE_FIELDS),
         )
       }
     }
