@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs'
+import { createReadStream, type Stats } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream'
@@ -103,6 +103,13 @@ function urlSource(url: string, userAgent: string, limits: IngestLimits): Import
   }
 }
 
+/** What a command's path argument is, or a SourceError naming it when there is nothing there. */
+export function statInput(input: string): Promise<Stats> {
+  return stat(input).catch(() => {
+    throw new SourceError(`${input}: no such file or directory`)
+  })
+}
+
 /** Expands the command's arguments: files as given, directories to their data files (sorted), URLs. */
 export async function resolveSources(
   inputs: string[],
@@ -115,9 +122,7 @@ export async function resolveSources(
       sources.push(urlSource(input, options.userAgent ?? 'svc-import', limits))
       continue
     }
-    const info = await stat(input).catch(() => {
-      throw new SourceError(`${input}: no such file or directory`)
-    })
+    const info = await statInput(input)
     if (info.isDirectory()) {
       const names = (await readdir(input)).filter((name) => DATA_FILE.test(name)).sort()
       if (names.length === 0)

@@ -1,11 +1,11 @@
 import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises'
+import { mkdtemp, open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { decoded } from '../../ingest/decode.js'
 import type { IngestLimits } from '../../ingest/limits.js'
-import { resolveSources, SourceError } from '../../ingest/sources.js'
+import { resolveSources, SourceError, statInput } from '../../ingest/sources.js'
 import { isZip, openZip, type ZipArchive } from '../../ingest/zip.js'
 
 /** One file an import reads: its name for reports (`puf.zip:plan-attributes-puf.csv`), and its bytes. */
@@ -102,9 +102,7 @@ export async function planFiles(
         await add(path, input)
         continue
       }
-      const info = await stat(input).catch(() => {
-        throw new SourceError(`${input}: no such file or directory`)
-      })
+      const info = await statInput(input)
       if (info.isDirectory()) {
         const found = await walk(input)
         if (found.length === 0) throw new SourceError(`${input}: no .csv, .txt or .zip files`)
