@@ -23,13 +23,18 @@ interface FhirConcept {
   concept?: FhirConcept[]
 }
 
-const CodeSystemSchema = z.looseObject({
-  resourceType: z.literal('CodeSystem'),
-  url: z.string().min(1, 'CodeSystem.url is required'),
+/** What a CodeSystem and a ValueSet both carry as canonical resources. */
+const canonicalMembers = <T extends string>(resourceType: T) => ({
+  resourceType: z.literal(resourceType),
+  url: z.string().min(1, `${resourceType}.url is required`),
   version: z.string().min(1).optional(),
   name: z.string().optional(),
   title: z.string().optional(),
   status: z.string().default('unknown'),
+})
+
+const CodeSystemSchema = z.looseObject({
+  ...canonicalMembers('CodeSystem'),
   content: z.string().default('complete'),
   property: z
     .array(
@@ -45,12 +50,7 @@ const CodeSystemSchema = z.looseObject({
 })
 
 const ValueSetSchema = z.looseObject({
-  resourceType: z.literal('ValueSet'),
-  url: z.string().min(1, 'ValueSet.url is required'),
-  version: z.string().min(1).optional(),
-  name: z.string().optional(),
-  title: z.string().optional(),
-  status: z.string().default('unknown'),
+  ...canonicalMembers('ValueSet'),
   compose: z
     .looseObject({
       include: z.array(z.looseObject({})).min(1, 'ValueSet.compose.include needs an item'),
