@@ -11,11 +11,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const post = (path: string, body: unknown, server = t) =>
-  server.send('POST', `/v1/fhir/r4${path}`, {
-    headers: { ...bearer(server.key), 'content-type': 'application/fhir+json' },
-    body: JSON.stringify(body),
-  })
+const post = (path: string, body: unknown, server = t) => server.postFhir(`/v1/fhir/r4${path}`, body)
 const batch = (entry: unknown[], server = t) =>
   post('', { resourceType: 'Bundle', type: 'batch', entry }, server)
 const statuses = (response: { json: { entry: { response: { status: string } }[] } }) =>

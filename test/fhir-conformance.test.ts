@@ -49,10 +49,7 @@ afterAll(async () => {
 
 const get = (path: string, server = t) => server.get(`${BASE}/${path}`, bearer(server.key))
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  t.send('POST', `${BASE}/${path}`, {
-    headers: { ...bearer(t.key), 'content-type': 'application/fhir+json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  })
+  t.postFhir(`${BASE}/${path}`, body, headers)
 
 /** The answer is valid R4 and of the kind and status expected. */
 function conforms(response: TestResponse, status: number, resourceType: string) {

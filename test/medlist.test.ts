@@ -13,10 +13,7 @@ const DAY = 86_400_000
 
 let t: TestServer
 const reconcile = (body: unknown, query = '', headers: Record<string, string> = {}) =>
-  t.send('POST', `${PATH}${query}`, {
-    headers: { ...bearer(t.key), 'content-type': 'application/fhir+json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  })
+  t.postFhir(`${PATH}${query}`, body, headers)
 
 const excerpt = () =>
   JSON.parse(

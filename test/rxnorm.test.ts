@@ -14,11 +14,7 @@ const DAY = 86_400_000
 
 let t: TestServer
 const fhir = (path: string) => t.get(`/v1/fhir/r4/${path}`, bearer(t.key))
-const post = (path: string, body: unknown) =>
-  t.send('POST', path, {
-    headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' },
-    body: JSON.stringify(body),
-  })
+const post = (path: string, body: unknown) => t.postFhir(path, body)
 const rrf = (name: string) => readFileSync(join(RXNORM_RELEASE, 'rrf', name), 'utf8')
 
 beforeAll(async () => {

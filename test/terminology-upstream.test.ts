@@ -45,11 +45,7 @@ beforeEach(() => {
 })
 
 const get = (path: string) => t.get(`${BASE}/${path}`, bearer(t.key))
-const post = (path: string, body: unknown) =>
-  t.send('POST', `${BASE}/${path}`, {
-    headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' },
-    body: JSON.stringify(body),
-  })
+const post = (path: string, body: unknown) => t.postFhir(`${BASE}/${path}`, body)
 
 describe('a code system answered by its own source', () => {
   it('forwards $lookup with the asked properties and relays the answer', async () => {

@@ -19,11 +19,7 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const get = (path: string) => t.get(`${BASE}/${path}`, bearer(t.key))
-const post = (path: string, body: unknown) =>
-  t.send('POST', `${BASE}/${path}`, {
-    headers: { ...bearer(t.key), 'content-type': 'application/fhir+json' },
-    body: JSON.stringify(body),
-  })
+const post = (path: string, body: unknown) => t.postFhir(`${BASE}/${path}`, body)
 const params = (...parameter: Record<string, unknown>[]) => ({ resourceType: 'Parameters', parameter })
 const batch = (requests: { method: string; url: string; resource?: unknown }[]) =>
   post('', {

@@ -19,6 +19,8 @@ export interface TestServer {
   now(): number
   setNow(iso: string | number): void
   get(path: string, headers?: Record<string, string>): Promise<TestResponse>
+  /** POSTs FHIR JSON (an object, or text sent as is) with the `acme` key; `headers` add to or replace those. */
+  postFhir(path: string, body: unknown, headers?: Record<string, string>): Promise<TestResponse>
   send(
     method: string,
     path: string,
@@ -95,6 +97,11 @@ export async function startTestServer(
       now = typeof value === 'number' ? value : Date.parse(value)
     },
     get: (path, headers = {}) => send('GET', path, { headers }),
+    postFhir: (path, body, headers = {}) =>
+      send('POST', path, {
+        headers: { ...bearer(key), 'content-type': 'application/fhir+json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
     send,
     async close() {
       await server.close()
