@@ -101,4 +101,14 @@ describe('help', () => {
       expect(help.stdout).toContain('EXAMPLES')
     }
   })
+
+  it('shows the sources of every import in its usage, and refuses an import given none with exit 2', async () => {
+    for (const kind of ['directory', 'terminology', 'questionnaires', 'plans']) {
+      const help = await runCli(['import', kind, '--help'])
+      expect(help.stdout).toContain(`svc import ${kind} SOURCES...`)
+      const none = await runCli(['import', kind, '--db', join(dir, 'none.db')])
+      expect(none.code).toBe(2)
+      expect(none.stderr).toContain('Missing 1 required arg')
+    }
+  })
 })

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core'
+import { Args, Flags } from '@oclif/core'
 import { SvcCommand } from '../../src/cli/baseCommand.js'
 import { interruptible } from '../../src/cli/interrupts.js'
 import { ingestLimits } from '../../src/ingest/limits.js'
@@ -14,7 +14,9 @@ export default class ImportTerminology extends SvcCommand {
     '<%= config.bin %> import terminology ./codesystems/ ./extra-valuesets.ndjson',
   ]
   static override strict = false
-  static override args = {}
+  static override args = {
+    sources: Args.string({ required: true, description: 'files or folders of code systems and value sets' }),
+  }
   static override flags = {
     release: Flags.string({
       description: 'release name for records that carry no version (default: the date of the file)',
@@ -24,7 +26,6 @@ export default class ImportTerminology extends SvcCommand {
   async run() {
     const { argv, flags } = await this.parse(ImportTerminology)
     const paths = argv as string[]
-    if (paths.length === 0) this.error('Give at least one file or directory to import', { exit: 2 })
     const { db, config } = await this.openImportStore(flags)
     const summary = await interruptible(
       (signal) =>
