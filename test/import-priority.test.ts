@@ -93,6 +93,31 @@ describe('an import beside svc serve', () => {
     30_000,
   )
 
+  it.runIf(onLinux)(
+    'has svc serve say at start that its syncs cannot run idle, where they cannot',
+    async () => {
+      const logOf = async (env: Record<string, string>) => {
+        const server = spawn(
+          process.execPath,
+          [CLI, 'serve', '--port', '0', '--workers', '1', '--db', join(dir, 'serve.db')],
+          { env: { ...env, SVC_IMPORT_PRIORITY: 'idle' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        )
+        let log = ''
+        server.stdout.on('data', (chunk) => (log += chunk))
+        // The sync's schedule is its last start-up line, after the warning.
+        while (!log.includes('publishers sync every')) await once(server.stdout, 'data')
+        server.kill('SIGTERM')
+        await once(server, 'exit')
+        return log.replace(/\s+/g, ' ')
+      }
+      expect(await logOf({ PATH: dir })).toContain(
+        'importPriority idle needs chrt (util-linux) and a platform that allows SCHED_IDLE; the publisher syncs this server runs will run at niceness 19',
+      )
+      if (hasChrt) expect(await logOf({ PATH: path })).not.toContain('importPriority')
+    },
+    30_000,
+  )
+
   it('refuses a priority it does not know, naming the setting', async () => {
     const result = await runCli(['import', 'publishers'], {
       SVC_DB: join(dir, 'refused.db'),

@@ -74,5 +74,22 @@ export function yieldToServing(config: Config): string | undefined {
   }
   if (idleEveryThread()) return undefined
   niceEveryThread(IDLE_FALLBACK_NICENESS)
-  return `importPriority idle needs chrt (util-linux) and a platform that allows SCHED_IDLE; this import runs at niceness ${IDLE_FALLBACK_NICENESS}`
+  return `${IDLE_UNAVAILABLE}; this import runs at niceness ${IDLE_FALLBACK_NICENESS}`
+}
+
+const IDLE_UNAVAILABLE = 'importPriority idle needs chrt (util-linux) and a platform that allows SCHED_IDLE'
+
+/**
+ * For `svc serve` as it starts: a warning when `importPriority` is `idle` and imports here cannot have the
+ * policy (tried on a throwaway `true`). Its syncs fall back to niceness 19 and each says so, but on a stderr
+ * the server shows only when a sync fails: the operator learns it from the server's log instead.
+ */
+export function idlePriorityWarning(config: Config): string | undefined {
+  if (settingOf(config, IMPORT_PRIORITY) !== 'idle') return undefined
+  try {
+    execFileSync('chrt', ['--idle', '0', 'true'], { stdio: 'ignore' })
+    return undefined
+  } catch {
+    return `${IDLE_UNAVAILABLE}; the publisher syncs this server runs will run at niceness ${IDLE_FALLBACK_NICENESS}`
+  }
 }

@@ -1,6 +1,7 @@
 import { clockFromEnv } from '../clock.js'
 import { type Config, withBoundPort } from '../config.js'
 import { startServer } from '../app/server.js'
+import { idlePriorityWarning } from './priority.js'
 import { importPublishersCommand, type SyncSchedule, startSyncSchedule } from '../scheduling/sync/schedule.js'
 
 export interface BackgroundSync {
@@ -33,6 +34,8 @@ export function startBackgroundSync(
     command: importPublishersCommand(config, sync.bin),
     log,
   })
+  const warning = idlePriorityWarning(config)
+  if (warning) log(warning)
   log(`publishers sync every ${sync.intervalMs / 1000}s`)
   return schedule
 }
