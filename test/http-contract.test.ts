@@ -254,6 +254,24 @@ describe('strict parameters', () => {
     expect(response.json.issue[0].details.text).toMatch(/repeated/)
   })
 
+  it('names the parameter at fault in words, not by a schema path', async () => {
+    const messages = async (query: string) => {
+      const response = await t.get(`/v1/scheduling/slots?${query}`, bearer(t.key))
+      expectProblem(response, 400, 'invalid-request')
+      return response.json.issues.map((issue: { message: string }) => issue.message)
+    }
+    expect(await messages('offset=9007199254740992&npi=1234567890,123')).toEqual([
+      '"npi" must list ten-digit NPIs (got "1234567890,123")',
+      '"offset" must be an integer from 0 to 9007199254740991 (got "9007199254740992")',
+    ])
+    const lookup = await t.get(
+      '/v1/fhir/r4/CodeSystem/$lookup?system=urn:x&code=a&property=display&property=',
+      bearer(t.key),
+    )
+    expectOutcome(lookup, 400, 'invalid')
+    expect(lookup.json.issue[0].details.text).toBe('"property" (value 2) must not be empty (got "display, ")')
+  })
+
   it('gives problem issues with path and message outside the FHIR base', async () => {
     const response = await t.get('/v1/scheduling/publishers?a=1&b=2', bearer(t.key))
     expectProblem(response, 400, 'invalid-request')

@@ -102,7 +102,8 @@ export const param = {
         .string()
         .regex(INTEGER, message)
         .transform(Number)
-        .pipe(z.number().int().min(min, message).max(max, message)),
+        // int's own check (the safe range) with the same message: a value past 2^53 - 1 is refused as any other.
+        .pipe(z.number().int({ error: message }).min(min, message).max(max, message)),
       description,
       'number',
     )
@@ -227,6 +228,18 @@ export function groupQuery(query: URLSearchParams): RawParams {
     else grouped.set(name, [value])
   }
   return grouped
+}
+
+/**
+ * The parameter, or the part of it, an issue is about: `"property" (value 2)` for a repeated parameter's
+ * second value, `"npi"` for an item of a comma-separated list (its rule speaks of the list, and the value is
+ * quoted after), `"coding.system"` inside a structured value.
+ */
+function faultyPart(name: string, path: readonly PropertyKey[], repeatable: boolean): string {
+  const [head, ...rest] = path
+  if (typeof head !== 'number') return `"${[name, ...path.map(String)].join('.')}"`
+  const inner = rest.length > 0 ? `"${[name, ...rest.map(String)].join('.')}"` : `"${name}"`
+  return repeatable ? `${inner} (value ${head + 1})` : inner
 }
 
 function describeReceived(raw: unknown): string {
@@ -355,11 +368,10 @@ export function checkParams<P extends ParamShape>(
       values[name] = result.data
     } else {
       const first = result.error.issues[0]
-      const where = first && first.path.length > 0 ? `.${first.path.join('.')}` : ''
       const message =
         input === undefined
           ? `Parameter "${name}" is required`
-          : `"${name}${where}" ${first?.message ?? 'is invalid'}${describeReceived(input)}`
+          : `${faultyPart(name, first?.path ?? [], declared.repeatable)} ${first?.message ?? 'is invalid'}${describeReceived(input)}`
       issues.push({ path: [name], message })
     }
   }
