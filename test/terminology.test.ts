@@ -259,6 +259,28 @@ describe('Parameters bodies', () => {
     )
     expect(wrongType.status).toBe(400)
     expect(wrongType.json.issue[0].expression).toEqual(['code'])
+    // A value in the wrong JSON type for its value[x] is not R4 JSON: named, not read as its string form.
+    const wrongJson = await post(
+      'CodeSystem/$lookup',
+      params({ name: 'system', valueUri: 5 }, { name: 'code', valueCode: 'male' }),
+    )
+    expect(wrongJson.status).toBe(400)
+    expect(wrongJson.json.issue[0].expression).toEqual(['system'])
+    expect(wrongJson.json.issue[0].details.text).toBe(
+      'Parameter "system" has valueUri 5: FHIR JSON gives valueUri as a string',
+    )
+    const quotedNumber = await post(
+      'ValueSet/$expand',
+      params({ name: 'url', valueUri: GENDER }, { name: 'count', valueInteger: '10' }),
+    )
+    expect(quotedNumber.status).toBe(400)
+    expect(quotedNumber.json.issue[0].expression).toEqual(['count'])
+    const nested = await post(
+      'CodeSystem/$validate-code',
+      params({ name: 'codeableConcept', valueCodeableConcept: { coding: [{ system: GENDER, code: 5 }] } }),
+    )
+    expect(nested.status).toBe(400)
+    expect(nested.json.issue[0].details.text).toMatch(/^"codeableConcept\.coding\[0\]\.code" /)
     const notParameters = await post('CodeSystem/$lookup', { resourceType: 'Bundle' })
     expect(notParameters.status).toBe(400)
     expect(notParameters.json.issue[0].expression).toEqual(['body'])

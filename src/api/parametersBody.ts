@@ -1,26 +1,29 @@
 import type { ParamIssue } from '../http/errors.js'
 import type { ParamShape, RawParams } from './params.js'
 
-/** value[x] types whose JSON value is read as its string form, so a URL rule checks it alike. */
-const PRIMITIVE_VALUES = new Set([
-  'valueString',
-  'valueCode',
-  'valueUri',
-  'valueUrl',
-  'valueCanonical',
-  'valueId',
-  'valueOid',
-  'valueUuid',
-  'valueMarkdown',
-  'valueInteger',
-  'valueUnsignedInt',
-  'valuePositiveInt',
-  'valueDecimal',
-  'valueBoolean',
-  'valueDate',
-  'valueDateTime',
-  'valueInstant',
-  'valueTime',
+/**
+ * value[x] types whose JSON value is read as its string form, so a URL rule checks it alike, with the JSON
+ * type FHIR gives each in: `valueUri: 5` or `valueInteger: "5"` is not R4 JSON.
+ */
+const PRIMITIVE_VALUES = new Map<string, 'string' | 'number' | 'boolean'>([
+  ['valueString', 'string'],
+  ['valueCode', 'string'],
+  ['valueUri', 'string'],
+  ['valueUrl', 'string'],
+  ['valueCanonical', 'string'],
+  ['valueId', 'string'],
+  ['valueOid', 'string'],
+  ['valueUuid', 'string'],
+  ['valueMarkdown', 'string'],
+  ['valueInteger', 'number'],
+  ['valueUnsignedInt', 'number'],
+  ['valuePositiveInt', 'number'],
+  ['valueDecimal', 'number'],
+  ['valueBoolean', 'boolean'],
+  ['valueDate', 'string'],
+  ['valueDateTime', 'string'],
+  ['valueInstant', 'string'],
+  ['valueTime', 'string'],
 ])
 
 const VALUE_KEY = /^value[A-Z]/
@@ -89,6 +92,14 @@ export function readParametersBody(
       return
     }
     const value = entry[key]
+    const jsonType = PRIMITIVE_VALUES.get(key)
+    if (!wanted && typeof value !== jsonType) {
+      valueIssues.push({
+        path: [name],
+        message: `Parameter "${name}" has ${key} ${JSON.stringify(value).slice(0, 60)}: FHIR JSON gives ${key} as a ${jsonType}`,
+      })
+      return
+    }
     raw.set(name, [
       ...(raw.get(name) ?? []),
       wanted || typeof value === 'string' ? value : JSON.stringify(value),

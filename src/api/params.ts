@@ -233,13 +233,14 @@ export function groupQuery(query: URLSearchParams): RawParams {
 /**
  * The parameter, or the part of it, an issue is about: `"property" (value 2)` for a repeated parameter's
  * second value, `"npi"` for an item of a comma-separated list (its rule speaks of the list, and the value is
- * quoted after), `"coding.system"` inside a structured value.
+ * quoted after), `"codeableConcept.coding[0].code"` inside a structured value.
  */
 function faultyPart(name: string, path: readonly PropertyKey[], repeatable: boolean): string {
   const [head, ...rest] = path
-  if (typeof head !== 'number') return `"${[name, ...path.map(String)].join('.')}"`
-  const inner = rest.length > 0 ? `"${[name, ...rest.map(String)].join('.')}"` : `"${name}"`
-  return repeatable ? `${inner} (value ${head + 1})` : inner
+  const inner = typeof head === 'number' ? rest : path
+  const within = inner.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')
+  const named = `"${name}${within}"`
+  return typeof head === 'number' && repeatable ? `${named} (value ${head + 1})` : named
 }
 
 function describeReceived(raw: unknown): string {
