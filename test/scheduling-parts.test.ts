@@ -57,6 +57,14 @@ afterAll(async () => {
   rmSync(feedDir, { recursive: true, force: true })
 })
 
+/** The slot order holds every stored slot's keys once, and nothing else (src/scheduling/schema.ts). */
+function expectSlotOrderWhole(db: Db): void {
+  const keys = 'part, status, start_ms, id, series_id'
+  const stored = db.prepare(`SELECT ${keys} FROM sched_slots ORDER BY ${keys}`).raw().all()
+  expect(stored.length).toBeGreaterThan(0)
+  expect(db.prepare(`SELECT ${keys} FROM sched_slot_order`).raw().all()).toEqual(stored)
+}
+
 describe('slot parts', () => {
   it('merge three publishers in start order: every page size lists the same slots', async () => {
     for (const query of [
@@ -92,6 +100,7 @@ describe('slot parts', () => {
     expect(partOf('stu1')).toBeGreaterThan(Math.max(before, partOf('smart'), partOf('stu1-copy')))
     const parts = db.prepare('SELECT DISTINCT part FROM sched_slots ORDER BY part').pluck().all()
     expect(parts).toEqual([partOf('smart'), partOf('stu1-copy'), partOf('stu1')].sort((a, b) => a - b))
+    expectSlotOrderWhole(db)
     expect(await walk('includePast=true', 2)).toEqual(listing)
   })
 
@@ -107,6 +116,7 @@ describe('slot parts', () => {
     addPublisher(db, { slug: 'stu1', manifestUrl: join(feedDir, 'smart', '$bulk-publish') })
     expect((await sync('stu1')).outcome).toBe('synced')
 
+    expectSlotOrderWhole(db)
     const smart = await walk('includePast=true', 100)
     const asStu1 = smart.filter((id) => id.startsWith('smart:')).map((id) => id.replace('smart:', 'stu1:'))
     expect(smart.filter((id) => id.startsWith('stu1:')).sort()).toEqual(asStu1.sort())
@@ -121,8 +131,10 @@ describe('the slot-parts step', () => {
     // back to version 4's shape: one by-start index over every publisher, no parts.
     const db = openSqliteFile(path)
     const partCounter = stepsThrough(33).filter((step) => step.id === 'scheduling/part-counter')
-    // A sync now also writes slot starts: their table as its own step makes it (IF NOT EXISTS) again on open.
-    const starts = STORE_SCHEMA.main.filter((step) => step.id === 'scheduling/series-starts')
+    // A sync now also writes slot starts and the slot order: their steps make them again on open.
+    const starts = STORE_SCHEMA.main.filter((step) =>
+      ['scheduling/series-starts', 'scheduling/slot-order'].includes(step.id),
+    )
     writeNumberedFile(db, [...stepsThrough(5), ...partCounter, ...starts], 33)
     for (const slug of ['smart', 'stu1-copy']) {
       addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
@@ -133,7 +145,7 @@ describe('the slot-parts step', () => {
       searchSlots(new SlotIndex(store), filters, { limit, offset: 0 }).slots.map((slot) => slot.id)
     const expected = listing(db, 100)
     db.exec(`
-      DROP INDEX sched_slots_by_part_start;
+      DROP TABLE sched_slot_order;
       ALTER TABLE sched_slots DROP COLUMN part;
       ALTER TABLE publishers DROP COLUMN slot_part;
       DROP TABLE sched_part_counter;
@@ -147,6 +159,7 @@ describe('the slot-parts step', () => {
     expect(listing(upgraded, 5)).toEqual(expected.slice(0, 5))
     const unparted = upgraded.prepare('SELECT count(*) FROM sched_slots WHERE part = 0').pluck().get()
     expect(unparted).toBe(0)
+    expectSlotOrderWhole(upgraded)
     upgraded.close()
   })
 })

@@ -2,7 +2,8 @@ import type { Migration } from '../db/migrate.js'
 
 /** The slots table's two access paths, named so that each query says which one it walks. */
 export const SLOTS_BY_SERIES = 'sqlite_autoindex_sched_slots_1' // the primary key: (series_id, status, start_ms, id)
-export const SLOTS_BY_START = 'sched_slots_by_part_start' // (part, status, start_ms, id): each sync's slots by start
+/** Each sync's slot keys in start order, (part, status, start_ms, id, series_id): written sorted at its end. */
+export const SLOT_ORDER = 'sched_slot_order'
 
 export const SCHEDULING_STEPS: Migration[] = [
   {
@@ -154,6 +155,27 @@ export const SCHEDULING_STEPS: Migration[] = [
         unavailable BLOB,
         tentative BLOB
       );
+    `,
+  },
+  {
+    name: 'slot-order',
+    // The by-start index took each slot as it came, at a random place in its part: about 1 µs a slot of a
+    // sync's writing went to that index alone. Its keys are now a table the sync writes once all its slots
+    // are in, in key order from one sort (src/scheduling/sync/slotWriter.ts), which appends. Searches walk it
+    // as they walked the index and read whole rows by primary key. Runs on files of numbered versions too.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sched_slot_order (
+        part INTEGER NOT NULL,
+        status INTEGER NOT NULL,
+        start_ms INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        series_id INTEGER NOT NULL,
+        PRIMARY KEY (part, status, start_ms, id, series_id)
+      ) WITHOUT ROWID;
+      DELETE FROM sched_slot_order;
+      INSERT INTO sched_slot_order (part, status, start_ms, id, series_id)
+        SELECT part, status, start_ms, id, series_id FROM sched_slots ORDER BY 1, 2, 3, 4, 5;
+      DROP INDEX IF EXISTS sched_slots_by_part_start;
     `,
   },
 ]

@@ -5,7 +5,7 @@ import {
   SLOT_STATUSES,
   slotIdPrefix,
 } from '../model.js'
-import { SLOTS_BY_SERIES, SLOTS_BY_START } from '../schema.js'
+import { SLOT_ORDER, SLOTS_BY_SERIES } from '../schema.js'
 import {
   countBySeriesFigures,
   listedMatch,
@@ -62,7 +62,7 @@ function walksByStart(index: SlotIndex, match: SeriesMatch, parts: SeriesMask[],
 }
 
 /**
- * The page's slot keys in start order: one walk per part of the by-start index, merged by SQLite (the
+ * The page's slot keys in start order: one walk per part of the slot order (SLOT_ORDER), merged by SQLite (the
  * ORDER BY of a compound SELECT merges its terms' ordered walks, reading each only as far as the page needs).
  * Membership: the parts' member bytes, joined in one blob that each term reads with substr(); an IN list
  * per term would build a temporary table per term, which costs more than the walks when parts are many.
@@ -94,7 +94,7 @@ function mergedSql(terms: number, slotSql: string): string {
   let sql = mergedTexts.get(key)
   if (sql === undefined) {
     // Bound by position, in this order: part, lowest and highest id, the blob's offset from an id.
-    const term = `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
+    const term = `SELECT t.series_id, t.status, t.start_ms, t.id FROM ${SLOT_ORDER} t
        WHERE t.part = ? AND ${slotSql} AND t.series_id BETWEEN ? AND ?
          AND substr(@members, t.series_id + ?, 1) = x'01'`
     sql = `${Array.from({ length: terms }, () => term).join('\nUNION ALL\n')}
@@ -219,10 +219,12 @@ function narrowed(
  * order, past the run's skip. Padded limits, as PAGE_LIMIT.
  */
 const RUN_SQL = `SELECT t.series_id, t.id, t.status, t.start_ms, t.end_ms, t.booking_link, t.booking_phone, t.capacity
-  FROM sched_slots t INDEXED BY ${SLOTS_BY_START}
-  WHERE t.part = @part AND t.status = @status AND t.start_ms = @start AND t.series_id BETWEEN @lo AND @hi
-    AND substr(@members, t.series_id - @lo + 1, 1) = x'01'
-  ORDER BY t.id LIMIT @take + 0 OFFSET @skip + 0`
+  FROM (SELECT k.series_id, k.status, k.start_ms, k.id FROM ${SLOT_ORDER} k
+        WHERE k.part = @part AND k.status = @status AND k.start_ms = @start AND k.series_id BETWEEN @lo AND @hi
+          AND substr(@members, k.series_id - @lo + 1, 1) = x'01'
+        ORDER BY k.id LIMIT @take + 0 OFFSET @skip + 0) k
+  JOIN sched_slots t ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id
+  ORDER BY t.id`
 
 /** The page's rows over every series from `filters.startAfter` on, read run by run. */
 function rowsByRuns(index: SlotIndex, filters: SlotFilters, page: Page): SlotRowOut[] {

@@ -23,6 +23,9 @@ export interface SeriesAttributes {
 export function deletePublisherSlots(db: Db, publisher: string): void {
   const groups = 'SELECT id FROM sched_groups WHERE publisher = ?'
   const series = 'SELECT id FROM sched_series WHERE publisher = ?'
+  db.prepare(
+    'DELETE FROM sched_slot_order WHERE part = (SELECT slot_part FROM publishers WHERE slug = ?)',
+  ).run(publisher)
   db.prepare(`DELETE FROM sched_slots WHERE series_id IN (${series})`).run(publisher)
   db.prepare(`DELETE FROM sched_series_starts WHERE series_id IN (${series})`).run(publisher)
   db.prepare(`DELETE FROM sched_series WHERE group_id IN (${groups})`).run(publisher)
@@ -72,7 +75,7 @@ export class SlotWriter {
   constructor(
     private readonly db: Db,
     private readonly publisher: string,
-    /** The sync's own part of the slots (see migration 5): its rows sit together in the by-start index. */
+    /** The sync's own part of the slots (see migration 5): its keys sit together in the slot order. */
     private readonly part: number,
   ) {
     this.#insertGroup = db.prepare(
@@ -206,9 +209,23 @@ export class SlotWriter {
     const insertStarts = this.db.prepare(
       'INSERT INTO sched_series_starts (series_id, free, busy, unavailable, tentative) VALUES (?, ?, ?, ?, ?)',
     )
+    let lowest = Number.POSITIVE_INFINITY
+    let highest = Number.NEGATIVE_INFINITY
     for (const [id, { counts, firsts, starts, online, phone }] of this.#seriesTallies) {
       update.run(...counts, ...firsts, online ? 1 : 0, phone ? 1 : 0, id)
       insertStarts.run(id, ...starts.map(startsBlob))
+      lowest = Math.min(lowest, id)
+      highest = Math.max(highest, id)
+    }
+    // The sync's series are the newest rows of sched_series, so their slots are one range of the primary key.
+    if (this.#seriesTallies.size > 0) {
+      this.db
+        .prepare(
+          `INSERT INTO sched_slot_order (part, status, start_ms, id, series_id)
+           SELECT part, status, start_ms, id, series_id FROM sched_slots
+           WHERE series_id BETWEEN ? AND ? AND part = ? ORDER BY 1, 2, 3, 4, 5`,
+        )
+        .run(lowest, highest, this.part)
     }
   }
 

@@ -319,7 +319,7 @@ async function importFeed(
   db.exec('BEGIN IMMEDIATE')
   try {
     deletePublisherSlots(db, publisher.slug)
-    // The sync's slots go to a part of their own (see migration 5): they sit together in the by-start index,
+    // The sync's slots go to a part of their own (see migration 5): they sit together in the slot order,
     // so the commit writes few of its pages however many publishers are stored.
     const part = db
       .prepare('UPDATE sched_part_counter SET last = last + 1 RETURNING last')
