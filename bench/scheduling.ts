@@ -122,9 +122,16 @@ interface SyncFigures {
  * Syncs the feed into `dbPath` as an operator does, `svc import publishers` in a process of its own (its
  * start included), and reports speed, that process's peak RSS and the database's size.
  */
-async function syncFeed(feedUrl: string, dbPath: string, publishers: number): Promise<SyncFigures> {
+async function syncFeed(
+  feedUrl: string,
+  dbPath: string,
+  publishers: number,
+  asOne: boolean,
+): Promise<SyncFigures> {
   const db = openDatabase(dbPath)
-  for (let p = 0; p < publishers; p++) {
+  if (asOne)
+    addPublisher(db, { slug: 'all', manifestUrl: `${feedUrl}/all/$bulk-publish?publishers=${publishers}` })
+  for (let p = 0; p < publishers && !asOne; p++) {
     addPublisher(db, { slug: `p${p}`, manifestUrl: `${feedUrl}/p${p}/$bulk-publish` })
   }
   db.close()
@@ -142,7 +149,7 @@ async function syncFeed(feedUrl: string, dbPath: string, publishers: number): Pr
   const sizeMb = statSync(dbPath).size / 1024 / 1024
   const syncRate = written / seconds
   console.log(
-    `Sync: ${publishers} publishers, ${written.toLocaleString()} slots (expected ${((TOTAL_SLOTS * publishers) / SHAPE.publishers).toLocaleString()})`,
+    `Sync: ${publishers} publishers${asOne ? "' feeds as one publisher's" : ''}, ${written.toLocaleString()} slots (expected ${((TOTAL_SLOTS * publishers) / SHAPE.publishers).toLocaleString()})`,
   )
   console.log(
     formatTable(
@@ -175,6 +182,8 @@ export async function run(args: string[]): Promise<void> {
       // A smaller run for profiling the sync: `--publishers 5 --sync-only`.
       publishers: { type: 'string', default: String(SHAPE.publishers) },
       'sync-only': { type: 'boolean', default: false },
+      // The publishers' feeds synced as one publisher's (a national chain's): one part, one transaction.
+      'as-one': { type: 'boolean', default: false },
       // Leave the synced database in place (its path is printed) for looking at query plans afterwards.
       keep: { type: 'boolean', default: false },
       // Sync the feed files an earlier `--keep` run left (`<its dir>/feed`; any missing are generated first)
@@ -196,9 +205,9 @@ export async function run(args: string[]): Promise<void> {
   const feedDir = dir === undefined ? undefined : (values.feed ?? join(dir, 'feed'))
   if (feedDir && values.feed === undefined) mkdirSync(feedDir)
   const feed = feedDir === undefined ? undefined : await startFeedProcess(feedDir)
-  if (feed) await generateKeptFeed(feed.url, publishers)
+  if (feed) await generateKeptFeed(feed.url, publishers, values['as-one'])
   try {
-    const sync = feed ? await syncFeed(feed.url, dbPath, publishers) : undefined
+    const sync = feed ? await syncFeed(feed.url, dbPath, publishers, values['as-one']) : undefined
     if (!sync) console.log(`Sync skipped: querying ${dbPath} as an earlier run left it.`)
     if (values['sync-only']) return
     const setup = openDatabase(dbPath)

@@ -54,12 +54,12 @@ export function locationOf(publisher: number, location: number) {
   return { state, city, virtual: next() < 0.05 }
 }
 
-function* locations(publisher: number) {
+function* locations(publisher: number, prefix: string) {
   for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
     const { state, city, virtual } = locationOf(publisher, l)
     yield {
       resourceType: 'Location',
-      id: `L${l}`,
+      id: `${prefix}L${l}`,
       name: `Clinic ${publisher}-${l}`,
       telecom: [{ system: 'phone', value: `555-${String(l).padStart(4, '0')}` }],
       address: { line: [`${l} Main St`], city, state, postalCode: String(10000 + l) },
@@ -76,32 +76,32 @@ function* locations(publisher: number) {
   }
 }
 
-function* roles(publisher: number) {
+function* roles(publisher: number, prefix: string) {
   for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
     for (let r = 0; r < SHAPE.rolesPerLocation; r++) {
       const next = seededRandom(publisher * 7_919 + l * 31 + r)
       yield {
         resourceType: 'PractitionerRole',
-        id: `R${l}-${r}`,
+        id: `${prefix}R${l}-${r}`,
         identifier: [{ system: 'http://hl7.org/fhir/sid/us-npi', value: npiOf(publisher, l, r) }],
         practitioner: { display: `Dr. Provider ${publisher}-${l}-${r}` },
         specialty: [
           { coding: [{ system: 'http://nucc.org/provider-taxonomy', code: pick(SPECIALTIES, next()) }] },
         ],
-        location: [{ reference: `Location/L${l}` }],
+        location: [{ reference: `Location/${prefix}L${l}` }],
       }
     }
   }
 }
 
-function* schedules(publisher: number) {
+function* schedules(publisher: number, prefix: string) {
   for (let l = 0; l < SHAPE.locationsPerPublisher; l++) {
     for (let r = 0; r < SHAPE.rolesPerLocation; r++) {
       const next = seededRandom(publisher * 104_729 + l * 17 + r)
       const codes = [pick(SERVICE_TYPES, next()), ...(next() < 0.3 ? [pick(SERVICE_TYPES, next())] : [])]
       yield {
         resourceType: 'Schedule',
-        id: `S${l}-${r}`,
+        id: `${prefix}S${l}-${r}`,
         serviceType: [
           {
             coding: codes.map((code) => ({
@@ -110,13 +110,16 @@ function* schedules(publisher: number) {
             })),
           },
         ],
-        actor: [{ reference: `Location/L${l}` }, { reference: `PractitionerRole/R${l}-${r}` }],
+        actor: [
+          { reference: `Location/${prefix}L${l}` },
+          { reference: `PractitionerRole/${prefix}R${l}-${r}` },
+        ],
       }
     }
   }
 }
 
-function* slots(publisher: number, file: number) {
+function* slots(publisher: number, file: number, prefix: string) {
   const schedulesPerFile = (SHAPE.locationsPerPublisher * SHAPE.rolesPerLocation) / SHAPE.slotFiles
   for (let s = file * schedulesPerFile; s < (file + 1) * schedulesPerFile; s++) {
     const l = Math.floor(s / SHAPE.rolesPerLocation)
@@ -128,8 +131,8 @@ function* slots(publisher: number, file: number) {
       const start = FEED_START + Math.floor(next() * SHAPE.days * 96) * 900_000
       yield {
         resourceType: 'Slot',
-        id: `T${s}-${k}`,
-        schedule: { reference: `Schedule/S${l}-${r}` },
+        id: `${prefix}T${s}-${k}`,
+        schedule: { reference: `Schedule/${prefix}S${l}-${r}` },
         status: next() < 0.8 ? 'free' : 'busy',
         start: new Date(start).toISOString(),
         end: new Date(start + 1_800_000).toISOString(),
@@ -175,15 +178,25 @@ async function stream(response: ServerResponse, records: Iterable<unknown>, keep
   }
 }
 
-function manifest(base: string) {
+/**
+ * The manifest of the given publishers' files as one feed: all their references, then all their slots. As
+ * `whole`, the files of one publisher holding them all (`/all/p<n>/…`): the same records, their ids made
+ * distinct across the publishers by a `p<n>-` prefix, as one feed's ids are.
+ */
+function manifest(publishers: readonly number[], whole: boolean) {
+  const base = (publisher: number) => `${whole ? '/all' : ''}/p${publisher}`
   const output = [
-    { type: 'Location', url: `${base}/locations.ndjson` },
-    { type: 'PractitionerRole', url: `${base}/roles.ndjson` },
-    { type: 'Schedule', url: `${base}/schedules.ndjson` },
-    ...Array.from({ length: SHAPE.slotFiles }, (_, file) => ({
-      type: 'Slot',
-      url: `${base}/slots-${file}.ndjson`,
-    })),
+    ...publishers.flatMap((publisher) => [
+      { type: 'Location', url: `${base(publisher)}/locations.ndjson` },
+      { type: 'PractitionerRole', url: `${base(publisher)}/roles.ndjson` },
+      { type: 'Schedule', url: `${base(publisher)}/schedules.ndjson` },
+    ]),
+    ...publishers.flatMap((publisher) =>
+      Array.from({ length: SHAPE.slotFiles }, (_, file) => ({
+        type: 'Slot',
+        url: `${base(publisher)}/slots-${file}.ndjson`,
+      })),
+    ),
   ]
   return JSON.stringify({
     transactionTime: new Date(FEED_START).toISOString(),
@@ -200,26 +213,35 @@ function manifest(base: string) {
  */
 async function serve(keepDir: string | undefined) {
   const server = createServer((request, response) => {
-    const match = /^\/p(\d+)\/(.+)$/.exec(request.url ?? '')
-    const publisher = Number(match?.[1])
-    const file = match?.[2]
+    // The first n publishers' feeds as one publisher's (a national chain's): `/all/$bulk-publish?publishers=n`.
+    const all = /^\/all\/\$bulk-publish\?publishers=(\d+)$/.exec(request.url ?? '')
+    if (all) {
+      const count = Math.min(Number(all[1]), SHAPE.publishers)
+      const publishers = Array.from({ length: count }, (_, publisher) => publisher)
+      return response.writeHead(200, { 'content-type': 'application/json' }).end(manifest(publishers, true))
+    }
+    const match = /^\/(all\/)?p(\d+)\/(.+)$/.exec(request.url ?? '')
+    const whole = match?.[1] !== undefined
+    const publisher = Number(match?.[2])
+    const file = match?.[3]
+    const prefix = whole ? `p${publisher}-` : ''
     if (!match || publisher >= SHAPE.publishers) return response.writeHead(404).end()
     if (file === '$bulk-publish') {
-      return response.writeHead(200, { 'content-type': 'application/json' }).end(manifest(`/p${publisher}`))
+      return response.writeHead(200, { 'content-type': 'application/json' }).end(manifest([publisher], false))
     }
     const slotFile = /^slots-(\d+)\.ndjson$/.exec(file ?? '')
     const records =
       file === 'locations.ndjson'
-        ? locations(publisher)
+        ? locations(publisher, prefix)
         : file === 'roles.ndjson'
-          ? roles(publisher)
+          ? roles(publisher, prefix)
           : file === 'schedules.ndjson'
-            ? schedules(publisher)
+            ? schedules(publisher, prefix)
             : slotFile
-              ? slots(publisher, Number(slotFile[1]))
+              ? slots(publisher, Number(slotFile[1]), prefix)
               : undefined
     if (!records) return response.writeHead(404).end()
-    const kept = keepDir ? join(keepDir, `p${publisher}-${file}`) : undefined
+    const kept = keepDir ? join(keepDir, `${whole ? 'all-' : ''}p${publisher}-${file}`) : undefined
     if (kept && existsSync(kept)) {
       response.writeHead(200, NDJSON)
       return void pipeline(createReadStream(kept), response).catch(() => response.destroy())
@@ -235,11 +257,12 @@ async function serve(keepDir: string | undefined) {
  * Asks the feed kept in a directory (`startFeedProcess(keepDir)`) for every file of the first `publishers`,
  * so that they are generated and kept before a measured sync reads them.
  */
-export async function generateKeptFeed(url: string, publishers: number): Promise<void> {
-  for (let publisher = 0; publisher < publishers; publisher++) {
-    const manifest = (await (await fetch(`${url}/p${publisher}/$bulk-publish`)).json()) as {
-      output: { url: string }[]
-    }
+export async function generateKeptFeed(url: string, publishers: number, asOne = false): Promise<void> {
+  const manifests = asOne
+    ? [`${url}/all/$bulk-publish?publishers=${publishers}`]
+    : Array.from({ length: publishers }, (_, publisher) => `${url}/p${publisher}/$bulk-publish`)
+  for (const address of manifests) {
+    const manifest = (await (await fetch(address)).json()) as { output: { url: string }[] }
     for (const output of manifest.output) {
       const body = (await fetch(`${url}${output.url}`)).body
       if (body) for await (const _chunk of body) void _chunk
