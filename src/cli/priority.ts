@@ -10,6 +10,9 @@ const IDLE_FALLBACK_NICENESS = 19
 
 type ImportPriority = 'low' | 'idle'
 
+/** What an `idle` import says, and `svc serve` as it starts, where the idle policy cannot be had. */
+const IDLE_UNAVAILABLE = 'importPriority idle needs chrt (util-linux) and a platform that allows SCHED_IDLE'
+
 /**
  * How an import shares the CPU with serving. `low` (niceness 10) lets it take a share even of a busy machine;
  * `idle` runs it only on CPU time nothing else wants (Linux's SCHED_IDLE policy): a server woken by a request
@@ -76,8 +79,6 @@ export function yieldToServing(config: Config): string | undefined {
   niceEveryThread(IDLE_FALLBACK_NICENESS)
   return `${IDLE_UNAVAILABLE}; this import runs at niceness ${IDLE_FALLBACK_NICENESS}`
 }
-
-const IDLE_UNAVAILABLE = 'importPriority idle needs chrt (util-linux) and a platform that allows SCHED_IDLE'
 
 /**
  * For `svc serve` as it starts: a warning when `importPriority` is `idle` and imports here cannot have the
