@@ -43,6 +43,13 @@ describe('svc orgs and keys', () => {
     const unknownOrg = await runCli(['keys', 'create', '--org', 'nobody'], env)
     expect(unknownOrg.code).not.toBe(0)
     expect(unknownOrg.stderr).toMatch(/No organization "nobody"/)
+    // A request id that is not one is a usage error; a well-formed one not in the log is a lookup that found nothing.
+    const malformed = await runCli(['requests', 'show', 'nope'], env)
+    expect(malformed.code).toBe(2)
+    expect(malformed.stderr).toContain('"nope" is not a request id')
+    const unknown = await runCli(['requests', 'show', '0B6A0C3E-2F43-4A8E-9D51-2F7D0D5D9A11'], env)
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain('No request 0B6A0C3E-2F43-4A8E-9D51-2F7D0D5D9A11 in the log')
   })
 })
 

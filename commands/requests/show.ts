@@ -1,6 +1,7 @@
 import { Args } from '@oclif/core'
 import { formatTable, SvcCommand } from '../../src/cli/baseCommand.js'
 import { findRequest } from '../../src/stats/requestLog.js'
+import { isUuid } from '../../src/uuid.js'
 
 export default class RequestsShow extends SvcCommand {
   static override description = 'Show a logged request by the id from its X-Request-Id header (kept 30 days)'
@@ -9,6 +10,11 @@ export default class RequestsShow extends SvcCommand {
 
   async run() {
     const { args, flags } = await this.parse(RequestsShow)
+    if (!isUuid(args.id)) {
+      this.error(`"${args.id}" is not a request id: give the UUID of a response's X-Request-Id header`, {
+        exit: 2,
+      })
+    }
     const { store } = await this.openStore(flags)
     const request = findRequest(store, args.id)
     if (!request) this.error(`No request ${args.id} in the log (records are kept 30 days)`, { exit: 1 })

@@ -6,8 +6,7 @@ import type { Clock } from '../../clock.js'
 import type { RequestLog } from '../../stats/requestLog.js'
 import { pathBase } from '../pathBase.js'
 import type { RequestState } from '../state.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { isUuid } from '../../uuid.js'
 
 let prefixMs = -1
 let prefix = ''
@@ -51,7 +50,7 @@ export function requestContext(deps: {
     ctx.state.shape = base === 'fhir' ? 'fhir' : 'problem'
     ctx.response.set('X-Request-Id', requestId)
     const callerId = ctx.request.get('X-Request-Id')
-    if (UUID.test(callerId)) ctx.response.set('X-Correlation-Id', callerId)
+    if (isUuid(callerId)) ctx.response.set('X-Correlation-Id', callerId)
     const socket = ctx.req.socket
     const bytesBefore = socket.bytesWritten
 
