@@ -83,7 +83,8 @@ export function readParametersBody(
     }
     const key = valueKeys[0] as string
     const wanted = declared.bodyType === 'primitive' ? undefined : `value${declared.bodyType}`
-    const fits = wanted ? key === wanted : PRIMITIVE_VALUES.has(key)
+    const jsonType = PRIMITIVE_VALUES.get(key)
+    const fits = wanted ? key === wanted : jsonType !== undefined
     if (!fits) {
       valueIssues.push({
         path: [name],
@@ -92,7 +93,6 @@ export function readParametersBody(
       return
     }
     const value = entry[key]
-    const jsonType = PRIMITIVE_VALUES.get(key)
     if (!wanted && typeof value !== jsonType) {
       valueIssues.push({
         path: [name],

@@ -50,13 +50,10 @@ function niceEveryThread(niceness: number): void {
   }
 }
 
-/**
- * Puts every thread of this process under the idle policy with util-linux's `chrt` (Node has no call for
- * it); threads started later inherit it. False where there is no `chrt` or the platform refuses.
- */
-function idleEveryThread(): boolean {
+/** Runs util-linux's `chrt --idle` with `args` (Node has no call for the policy); false where it fails. */
+function chrtIdle(args: string[]): boolean {
   try {
-    execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(process.pid)], { stdio: 'ignore' })
+    execFileSync('chrt', ['--idle', ...args], { stdio: 'ignore' })
     return true
   } catch {
     return false
@@ -75,7 +72,8 @@ export function yieldToServing(config: Config): string | undefined {
     niceEveryThread(IMPORT_NICENESS)
     return undefined
   }
-  if (idleEveryThread()) return undefined
+  // Every thread of this process; threads started later inherit it.
+  if (chrtIdle(['--all-tasks', '--pid', '0', String(process.pid)])) return undefined
   niceEveryThread(IDLE_FALLBACK_NICENESS)
   return `${IDLE_UNAVAILABLE}; this import runs at niceness ${IDLE_FALLBACK_NICENESS}`
 }
@@ -86,11 +84,6 @@ export function yieldToServing(config: Config): string | undefined {
  * the server shows only when a sync fails: the operator learns it from the server's log instead.
  */
 export function idlePriorityWarning(config: Config): string | undefined {
-  if (settingOf(config, IMPORT_PRIORITY) !== 'idle') return undefined
-  try {
-    execFileSync('chrt', ['--idle', '0', 'true'], { stdio: 'ignore' })
-    return undefined
-  } catch {
-    return `${IDLE_UNAVAILABLE}; the publisher syncs this server runs will run at niceness ${IDLE_FALLBACK_NICENESS}`
-  }
+  if (settingOf(config, IMPORT_PRIORITY) !== 'idle' || chrtIdle(['0', 'true'])) return undefined
+  return `${IDLE_UNAVAILABLE}; the publisher syncs this server runs will run at niceness ${IDLE_FALLBACK_NICENESS}`
 }
