@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkKeyShape, KEY_PREFIX } from '../src/accounts/keyFormat.js'
 import { runCli, runCliJson } from './support/cli.js'
@@ -50,6 +51,41 @@ describe('svc orgs and keys', () => {
     const unknown = await runCli(['requests', 'show', '0B6A0C3E-2F43-4A8E-9D51-2F7D0D5D9A11'], env)
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain('No request 0B6A0C3E-2F43-4A8E-9D51-2F7D0D5D9A11 in the log')
+  })
+})
+
+describe('a store svc cannot use', () => {
+  /** stderr's error without oclif's wrapping: one sentence, whatever the terminal's width. */
+  const sentence = (stderr: string) => stderr.replace(/\s*›\s*/g, ' ').trim()
+
+  it('is named in one line, without a stack trace: not a database, a directory, a newer version', async () => {
+    const junk = join(dir, 'junk.db')
+    writeFileSync(junk, 'this is not an SQLite file, but an operator typo away from one'.repeat(100))
+    const notDatabase = await runCli(['orgs', 'list', '--db', junk])
+    expect(notDatabase.code).toBe(1)
+    expect(sentence(notDatabase.stderr)).toBe(
+      `Error: Cannot use the store at ${junk}: file is not a database (SQLITE_NOTADB)`,
+    )
+    const directory = await runCli(['serve', '--db', dir, '--port', '0'])
+    expect(directory.code).toBe(1)
+    expect(sentence(directory.stderr)).toBe(
+      `Error: Cannot use the store at ${dir}: unable to open database file (SQLITE_CANTOPEN)`,
+    )
+    // A file a newer svc wrote (a schema step this one does not know) is refused before anything is changed.
+    const newer = join(dir, 'newer.db')
+    await runCli(['orgs', 'create', 'kept', '--db', newer])
+    const db = new Database(newer)
+    db.prepare(
+      "INSERT INTO schema_steps (id, applied_at) VALUES ('scheduling/from-a-later-release', 'x')",
+    ).run()
+    db.close()
+    const before = readFileSync(newer)
+    const refused = await runCli(['orgs', 'create', 'another', '--db', newer])
+    expect(refused.code).toBe(2)
+    expect(sentence(refused.stderr)).toContain(
+      `${newer} was written by a newer version of svc: it records schema steps this version does not know (scheduling/from-a-later-release)`,
+    )
+    expect(readFileSync(newer).equals(before)).toBe(true)
   })
 })
 

@@ -9,7 +9,7 @@ import { createKey, listKeys } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { liveDatabasePath } from '../src/db/live.js'
 import { openLiveStore } from '../src/app/store.js'
-import { appliedSteps, migrate, type Step } from '../src/db/migrate.js'
+import { appliedSteps, migrate, NewerStoreError, type Step } from '../src/db/migrate.js'
 import { openDatabase, openStore, STORE_SCHEMA } from '../src/app/store.js'
 import { findRequest } from '../src/stats/requestLog.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
@@ -148,6 +148,23 @@ describe('migrations', () => {
     const live = openLiveStore({ db: path }, { readonly: true })
     expect(tableNames(live)).toContain('request_log')
     live.close()
+  })
+
+  it('refuse a file a newer version wrote, main or live, naming the steps it does not know', () => {
+    for (const file of ['main', 'live'] as const) {
+      const path = tempDb()
+      const store = openStore({ db: path })
+      const later = ['plans/a-later-step', 'scheduling/another', 'medlist/third', 'accounts/fourth']
+      const insert = store[file === 'main' ? 'db' : 'live'].prepare(
+        "INSERT INTO schema_steps (id, applied_at) VALUES (?, 'later')",
+      )
+      for (const id of later) insert.run(id)
+      store.close()
+      expect(() => openStore({ db: path })).toThrow(NewerStoreError)
+      expect(() => openStore({ db: path })).toThrow(
+        /was written by a newer version of svc: it records schema steps this version does not know \(plans\/a-later-step, scheduling\/another, medlist\/third and 1 more\)/,
+      )
+    }
   })
 
   it('are applied once when two connections open a fresh file together', () => {

@@ -1,7 +1,7 @@
 import { Command, Flags, type Interfaces } from '@oclif/core'
 import { resolveAppConfig } from '../app/config.js'
 import type { Config, ConfigOverrides } from '../config.js'
-import type { Db, Store } from '../db/open.js'
+import { type Db, isStoreUnavailable, type Store } from '../db/open.js'
 import { openStore } from '../app/store.js'
 import { yieldToServing } from './priority.js'
 import { UserError } from '../userError.js'
@@ -25,9 +25,13 @@ export abstract class SvcCommand extends Command {
   }
 
   #store: Store | undefined
+  /** The store's path once the configuration named it: what a store error names. */
+  #storePath: string | undefined
 
-  protected resolveConfig(overrides: ConfigOverrides): Promise<Config> {
-    return resolveAppConfig(overrides)
+  protected async resolveConfig(overrides: ConfigOverrides): Promise<Config> {
+    const config = await resolveAppConfig(overrides)
+    this.#storePath = config.db
+    return config
   }
 
   /** Both files of the store (src/db/open.ts); `db` is the main one. Closed when the command ends. */
@@ -54,6 +58,12 @@ export abstract class SvcCommand extends Command {
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
     // Errors a user can fix: one line, no stack trace.
     if (error instanceof UserError) this.error(error.message, { exit: 2 })
+    // The store's state (not a database, damaged, locked, full, unreadable), not a fault of svc: no stack either.
+    if (isStoreUnavailable(error)) {
+      const code = (error as { code?: string }).code
+      const at = this.#storePath === undefined ? '' : ` at ${this.#storePath}`
+      this.error(`Cannot use the store${at}: ${error.message}${code ? ` (${code})` : ''}`, { exit: 1 })
+    }
     return super.catch(error)
   }
 

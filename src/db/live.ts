@@ -1,5 +1,5 @@
 import { extname } from 'node:path'
-import { migrate, type Step } from './migrate.js'
+import { migrateOpened, type Step } from './migrate.js'
 import { type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
 
 /**
@@ -20,6 +20,6 @@ export function liveDatabasePath(mainPath: string): string {
  */
 export function openLiveFile(config: { db: string }, steps: readonly Step[], options: OpenOptions = {}): Db {
   const db = openSqliteFile(liveDatabasePath(config.db), options)
-  if (!options.readonly) migrate(db, steps)
+  if (!options.readonly) migrateOpened(db, steps)
   return db
 }

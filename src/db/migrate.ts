@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { UserError } from '../userError.js'
 
 /** One schema step of a domain, as the domain declares it. */
 export interface Migration {
@@ -50,10 +51,12 @@ const RECORD = 'CREATE TABLE schema_steps (id TEXT PRIMARY KEY, applied_at TEXT 
  * Applies every step the file has not recorded, each in its own IMMEDIATE transaction that records it, so
  * that two processes opening a fresh file at once apply each step exactly once. Steps are recorded by name,
  * so two domains can never collide, and a step added below a shipped one still runs. Returns how many ran.
+ * A file that records a step this version does not know is refused whole (NewerStoreError), before any step.
  */
 export function migrate(db: Database.Database, steps: readonly Step[], options: MigrateOptions = {}): number {
   adoptNumberedFile(db, steps)
   const done = new Set(appliedSteps(db))
+  refuseNewerFile(db, steps, done)
   let ran = 0
   for (const step of steps.filter((step) => !done.has(step.id))) {
     const run = db.transaction(() => {
@@ -77,6 +80,37 @@ export function migrate(db: Database.Database, steps: readonly Step[], options: 
     }
   }
   return ran
+}
+
+/** migrate() on a file just opened, which is closed when its schema cannot be brought up to date. */
+export function migrateOpened(
+  db: Database.Database,
+  steps: readonly Step[],
+  options: MigrateOptions = {},
+): void {
+  try {
+    migrate(db, steps, options)
+  } catch (error) {
+    db.close()
+    throw error
+  }
+}
+
+/** A file that records steps this version does not know: a newer svc wrote it, in tables this code may misread. */
+export class NewerStoreError extends UserError {}
+
+/** Shown of the unknown steps; the rest are counted. */
+const NAMED_UNKNOWN_STEPS = 3
+
+function refuseNewerFile(db: Database.Database, steps: readonly Step[], done: ReadonlySet<string>): void {
+  const known = new Set(steps.map((step) => step.id))
+  const unknown = [...done].filter((id) => !known.has(id))
+  if (unknown.length === 0) return
+  const named = unknown.slice(0, NAMED_UNKNOWN_STEPS).join(', ')
+  const more = unknown.length > NAMED_UNKNOWN_STEPS ? ` and ${unknown.length - NAMED_UNKNOWN_STEPS} more` : ''
+  throw new NewerStoreError(
+    `${db.name} was written by a newer version of svc: it records schema steps this version does not know (${named}${more}). Run that version of svc or a newer one; this one leaves the file unchanged.`,
+  )
 }
 
 /**

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import { liveDatabasePath, openLiveFile } from './live.js'
-import { migrate, type Step } from './migrate.js'
+import { migrateOpened, type Step } from './migrate.js'
 import { type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
 
 export { Db, type OpenOptions } from './sqlite.js'
@@ -26,7 +26,7 @@ export function openMainFile(path: string, schema: StoreSchema, options: OpenOpt
   const db = openSqliteFile(path, options, MAIN_PAGE_SIZE)
   if (!options.readonly) {
     let livePath: string | undefined
-    migrate(db, schema.main, {
+    migrateOpened(db, schema.main, {
       livePath: () => {
         if (livePath === undefined) {
           openLiveFile({ db: path }, schema.live).close()

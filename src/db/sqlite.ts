@@ -101,14 +101,20 @@ export function openSqliteFile(path: string, options: OpenOptions = {}, pageSize
   const readonly = options.readonly ?? false
   if (!readonly) mkdirSync(dirname(path), { recursive: true })
   const db = new Db(path, { readonly, fileMustExist: readonly })
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
-  if (!readonly) {
-    // Only a new file takes it: an existing one keeps the page size it was made with.
-    if (pageSize !== undefined) db.pragma(`page_size = ${pageSize}`)
-    db.pragma('journal_mode = WAL')
-    // In WAL mode NORMAL survives a process crash; only an OS crash can lose the last commits.
-    db.pragma('synchronous = NORMAL')
-    db.pragma('foreign_keys = ON')
+  try {
+    // The first statement reads the file's header: a file that is not a database fails here, not above.
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+    if (!readonly) {
+      // Only a new file takes it: an existing one keeps the page size it was made with.
+      if (pageSize !== undefined) db.pragma(`page_size = ${pageSize}`)
+      db.pragma('journal_mode = WAL')
+      // In WAL mode NORMAL survives a process crash; only an OS crash can lose the last commits.
+      db.pragma('synchronous = NORMAL')
+      db.pragma('foreign_keys = ON')
+    }
+  } catch (error) {
+    db.close()
+    throw error
   }
   return db
 }
