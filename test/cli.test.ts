@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkKeyShape, KEY_PREFIX } from '../src/accounts/keyFormat.js'
-import { runCli, runCliJson } from './support/cli.js'
+import { CLI, runCli, runCliJson } from './support/cli.js'
 
 let dir: string
 let env: Record<string, string>
@@ -86,6 +88,42 @@ describe('a store svc cannot use', () => {
       `${newer} was written by a newer version of svc: it records schema steps this version does not know (scheduling/from-a-later-release)`,
     )
     expect(readFileSync(newer).equals(before)).toBe(true)
+  })
+})
+
+describe('a command during an import', () => {
+  it('says an import is writing and waits for it, instead of failing after 5 s', async () => {
+    const path = join(dir, 'busy.db')
+    await runCli(['orgs', 'list', '--db', path])
+    // This process plays the import: it holds the main file's write lock until the command says it waits.
+    const importer = new Database(path)
+    importer.exec('BEGIN IMMEDIATE')
+    importer.prepare("INSERT INTO organizations (slug, name, created_at) VALUES ('imported', 'x', 'y')").run()
+    const child = spawn(process.execPath, [CLI, 'orgs', 'create', 'waited', '--db', path], {
+      env: { PATH: process.env.PATH ?? '' },
+    })
+    let stderr = ''
+    const exited = once(child, 'close')
+    await new Promise<void>((resolve) =>
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk
+        if (/is writing to the store/.test(stderr)) resolve()
+      }),
+    )
+    expect(child.exitCode).toBe(null)
+    importer.exec('COMMIT')
+    importer.close()
+    const [code] = await exited
+    expect(code).toBe(0)
+    expect(stderr.replace(/\s*›\s*/g, ' ')).toContain(
+      'An import or sync is writing to the store: a change this command makes waits for it to finish (up to 120 s).',
+    )
+    const slugs = (await runCliJson<{ slug: string }[]>(['orgs', 'list', '--db', path])).map(
+      (org) => org.slug,
+    )
+    expect(slugs.sort()).toEqual(['imported', 'waited'])
+    // With nobody writing, no word of it.
+    expect((await runCli(['orgs', 'list', '--db', path])).stderr).toBe('')
   })
 })
 
