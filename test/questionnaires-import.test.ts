@@ -2,6 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/app/store.js'
+import { importQuestionnaires } from '../src/questionnaires/importQuestionnaires.js'
 import { runCli } from './support/cli.js'
 import { json, startFakeUpstream } from './support/fakeUpstream.js'
 import { bearer, startTestServer } from './support/harness.js'
@@ -120,6 +122,29 @@ describe('svc import questionnaires', () => {
       expect(listed.find((row: any) => row.id === 'remote').origin).toBe('address')
     } finally {
       await fake.close()
+    }
+  })
+
+  it('keeps what was held when the store has no room: the disk says so, nothing half imported', async () => {
+    const db = openDatabase(freshDb())
+    try {
+      const held = () => db.prepare('SELECT count(*) FROM questionnaire_held').pluck().get()
+      const before = held()
+      const forms = join(dir, 'roomless.ndjson')
+      const text = 'A question worded at length. '.repeat(200)
+      writeFileSync(
+        forms,
+        Array.from({ length: 400 }, (_, n) =>
+          JSON.stringify(form(`long-${n}`, { item: [{ linkId: '1', type: 'string', text }] })),
+        ).join('\n'),
+      )
+      // The file may not grow: what a full disk does to an import, on any machine.
+      db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true })}`)
+      await expect(importQuestionnaires(db, [forms])).rejects.toThrow(/database or disk is full/)
+      expect(db.inTransaction).toBe(false)
+      expect(held()).toBe(before)
+    } finally {
+      db.close()
     }
   })
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/app/store.js'
 import { addPublisher, removePublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
-import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
+import { syncPublisher, syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { type FeedServer, startFeedServer } from './support/feedServer.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
 import { SMART_EXAMPLES } from './support/fixtures.js'
@@ -463,5 +463,37 @@ describe('parameter rules', () => {
     await api('/v1/scheduling/slots?limit=1&offset=9007199254740991')
     await api('/v1/scheduling/provider-locations?limit=100&offset=0')
     await api(`/v1/scheduling/slots?npi=${Array.from({ length: 100 }, () => '1234567893').join(',')}`)
+  })
+})
+
+describe('a store without room', () => {
+  it('fails the publisher whose slots do not fit, keeping what was there, and goes on to the next', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-full-'))
+    writeStu1Feed(join(dir, 'stu1'))
+    const db = openDatabase(join(dir, 'svc.db'))
+    try {
+      addPublisher(db, { slug: 'stu1', manifestUrl: join(dir, 'stu1', '$bulk-publish') })
+      addPublisher(db, { slug: 'smart', manifestUrl: join(SMART_EXAMPLES, '$bulk-publish') })
+      const at = Date.parse(DEFAULT_NOW)
+      expect((await syncPublisher(db, 'stu1', { clock: () => at })).outcome).toBe('synced')
+      const slots = () => db.prepare('SELECT count(*) FROM sched_slots').pluck().get()
+      const held = slots()
+      // The file may not grow: what a full disk does to a sync, on any machine.
+      db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true })}`)
+      const reports = await syncPublishers(db, { clock: () => at + 1_000 })
+      expect(reports.map((report) => [report.publisher, report.outcome, report.message])).toEqual([
+        ['smart', 'failed', 'the store: database or disk is full'],
+        ['stu1', 'skipped', expect.stringMatching(/fetched less than a minute ago/)],
+      ])
+      expect(db.inTransaction).toBe(false)
+      expect(slots()).toBe(held)
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
+      db.pragma('max_page_count = 1073741823')
+      expect((await syncPublisher(db, 'smart', { clock: () => at + 61_000 })).outcome).toBe('synced')
+      expect(slots()).toBeGreaterThan(held as number)
+    } finally {
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -118,3 +118,20 @@ export function openSqliteFile(path: string, options: OpenOptions = {}, pageSize
   }
   return db
 }
+
+/**
+ * Runs `work`, which may await (a download streaming into it), in one IMMEDIATE transaction: committed when it
+ * ends, rolled back when it throws. SQLite has rolled back already after some errors (a full disk, an I/O
+ * error); rolling back again would fail and hide the error that matters.
+ */
+export async function inTransaction<T>(db: Database.Database, work: () => Promise<T>): Promise<T> {
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    const result = await work()
+    db.exec('COMMIT')
+    return result
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK')
+    throw error
+  }
+}

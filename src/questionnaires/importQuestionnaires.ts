@@ -7,6 +7,7 @@ import { resolveSources, SourceError } from '../ingest/sources.js'
 import { questionnaireFault } from './check.js'
 import { HeldQuestionnaires } from './held.js'
 import { isJsonObject as isObject } from '../jsonObject.js'
+import { inTransaction } from '../db/sqlite.js'
 
 type Resource = Record<string, unknown>
 
@@ -147,8 +148,7 @@ export async function importQuestionnaires(
   const held = new HeldQuestionnaires(db)
   const summaries: QuestionnaireSourceSummary[] = []
   // One transaction over every source, read as it streams: a source that breaks off rolls it all back.
-  db.exec('BEGIN IMMEDIATE')
-  try {
+  await inTransaction(db, async () => {
     for (const source of sources) {
       const summary = { source: source.name, read: 0, written: 0, replaced: 0, refused: 0 }
       summaries.push(summary)
@@ -176,10 +176,6 @@ export async function importQuestionnaires(
         if (result.replaced) summary.replaced++
       }
     }
-    db.exec('COMMIT')
-  } catch (error) {
-    db.exec('ROLLBACK')
-    throw error
-  }
+  })
   return { sources: summaries, problems, refused: problems.length }
 }

@@ -177,7 +177,8 @@ export async function importPlans(
           `${name}: ${(error as Error).message} after line ${summary.rows + 1}; the plans are as they were`,
         )
       } finally {
-        staging.db.exec('COMMIT')
+        // Ended whatever happened (the staging file is thrown away on failure), unless SQLite ended it itself.
+        if (staging.db.inTransaction) staging.db.exec('COMMIT')
       }
       options.onProgress?.({ file: name, rows: summary.rows })
     }

@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url'
 import type { Clock } from '../../clock.js'
 import type { JsonLine } from '../../ingest/jsonLines.js'
 import { isJsonObject } from '../../jsonObject.js'
-import type { Db } from '../../db/open.js'
+import { type Db, isStoreUnavailable } from '../../db/open.js'
+import { inTransaction } from '../../db/sqlite.js'
 import {
   FeedError,
   type FeedOptions,
@@ -254,10 +255,15 @@ async function syncWith(
     })
     return report
   } catch (error) {
-    if (!(error instanceof FeedError)) throw error
+    // A full disk or an I/O error fails this publisher as a broken feed does: it is recorded where the
+    // operator looks (svc top, the dashboard), and the next publishers may still fit.
+    if (!(error instanceof FeedError) && !isStoreUnavailable(error)) throw error
     // What the rolled-back transaction spilled into the WAL goes back to the disk.
     giveBackWal(db)
-    return finish('failed', error.message)
+    return finish(
+      'failed',
+      error instanceof FeedError ? error.message : `the store: ${(error as Error).message}`,
+    )
   }
 }
 
@@ -316,8 +322,7 @@ async function importFeed(
   await threads.checkpoints?.settled()
   // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
   // transaction spans the downloads, and a file that breaks off rolls everything back.
-  db.exec('BEGIN IMMEDIATE')
-  try {
+  await inTransaction(db, async () => {
     deletePublisherSlots(db, publisher.slug)
     // The sync's slots go to a part of their own (see migration 5): they sit together in the slot order,
     // so the commit writes few of its pages however many publishers are stored.
@@ -359,12 +364,8 @@ async function importFeed(
     )
     report.written = writer.written
     beforeCommit()
-    db.exec('COMMIT')
-    threads.checkpoints?.request()
-  } catch (error) {
-    db.exec('ROLLBACK')
-    throw error
-  }
+  })
+  threads.checkpoints?.request()
 }
 
 /** Syncs every enabled publisher (or the one named), one after another; a failure does not stop the others. */
