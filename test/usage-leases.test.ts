@@ -208,6 +208,29 @@ describe('a lease', () => {
     expect(counted('M:2026-11')).toBe(6)
   })
 
+  it('is kept when the next lease cannot be written (a full disk), and settled once it can', () => {
+    const live = openLiveStore({ db: join(dir, 'svc.db') })
+    opened.push(live)
+    const a = new UsageCounter(live, clock)
+    const first = minute()
+    expect(okCount(reserveMany(a, 5))).toBe(5)
+    now = Date.parse('2026-11-21T10:01:00Z')
+    // The next lease cannot be written, as on a full disk: the transaction that settles the last one and
+    // takes the next is rolled back whole.
+    live.exec(`CREATE TEMP TRIGGER no_room BEFORE INSERT ON usage_leases
+               BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`)
+    expect(() => reserve(a)).toThrow(/disk is full/)
+    expect(leased('M:2026-11')).toBeGreaterThan(0)
+    live.exec('DROP TRIGGER no_room')
+    // The lease the file still holds is settled, not leased again over its row.
+    expect(reserve(a).ok).toBe(true)
+    a.settle()
+    expect(counted(first)).toBe(5)
+    expect(counted(minute())).toBe(1)
+    expect(counted('M:2026-11')).toBe(6)
+    expect(leased('M:2026-11')).toBe(0)
+  })
+
   it('takes refunds while unsettled, and the counters take them after', () => {
     const a = processCounter()
     const results = reserveMany(a, 3)

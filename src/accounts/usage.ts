@@ -140,58 +140,74 @@ export class UsageCounter {
       'UPDATE usage_counters SET count = count - 1 WHERE org_id = ? AND period = ? AND count > 0',
     )
 
-    const settle = (lease: Lease) => {
+    const writeSettlement = (lease: Lease) => {
       for (const period of [lease.minutePeriod, lease.monthPeriod]) {
         dropLease.run(lease.orgId, period, this.#holder)
         if (lease.used > 0) addCount.run(lease.orgId, period, lease.used)
       }
+    }
+    // Memory follows the file only once its transaction has committed: a transaction that fails (a full
+    // disk) leaves the lease rows in place, and a lease forgotten here would be leased again over its row.
+    const settled = (lease: Lease) => {
       lease.settled = true
       if (this.#leases.get(lease.orgId) === lease) this.#leases.delete(lease.orgId)
     }
 
-    this.#acquire = live.transaction((orgId: number, plan: Plan, now: number): ReserveResult => {
-      const previous = this.#leases.get(orgId)
-      if (previous) settle(previous)
-      const minute = minutePeriod(now)
-      const month = monthPeriod(now)
-      let units = MAX_LEASE
-      if (now >= LIMITS_IN_FORCE_FROM) {
-        const counts = {
-          minute: taken.get(orgId, minute, orgId, minute) as number,
-          month: taken.get(orgId, month, orgId, month) as number,
+    const acquire = live.transaction(
+      (orgId: number, plan: Plan, now: number, previous?: Lease): ReserveResult => {
+        if (previous) writeSettlement(previous)
+        const minute = minutePeriod(now)
+        const month = monthPeriod(now)
+        let units = MAX_LEASE
+        if (now >= LIMITS_IN_FORCE_FROM) {
+          const counts = {
+            minute: taken.get(orgId, minute, orgId, minute) as number,
+            month: taken.get(orgId, month, orgId, month) as number,
+          }
+          const refusal = limitReached(plan, counts, now)
+          if (refusal) return refusal
+          const monthLeft = plan.blocksPastMonth ? plan.monthlyLimit - counts.month : Number.POSITIVE_INFINITY
+          units = leaseSize(Math.min(plan.minuteLimit - counts.minute, monthLeft))
         }
-        const refusal = limitReached(plan, counts, now)
-        if (refusal) return refusal
-        const monthLeft = plan.blocksPastMonth ? plan.monthlyLimit - counts.month : Number.POSITIVE_INFINITY
-        units = leaseSize(Math.min(plan.minuteLimit - counts.minute, monthLeft))
-      }
-      if (units === 1) {
-        addCount.run(orgId, minute, 1)
-        addCount.run(orgId, month, 1)
-        return { ok: true, reservation: { orgId, minutePeriod: minute, monthPeriod: month } }
-      }
-      addLease.run(orgId, minute, this.#holder, units)
-      addLease.run(orgId, month, this.#holder, units)
-      const reservation: Reservation = { orgId, minutePeriod: minute, monthPeriod: month }
-      const lease: Lease = {
-        orgId,
-        planId: plan.id,
-        minute: Math.floor(now / 60_000),
-        minutePeriod: minute,
-        monthPeriod: month,
-        granted: units,
-        used: 1,
-        settled: false,
-        admitted: { ok: true, reservation },
-      }
-      reservation.lease = lease
-      this.#leases.set(orgId, lease)
-      return lease.admitted
-    }).immediate
+        if (units === 1) {
+          addCount.run(orgId, minute, 1)
+          addCount.run(orgId, month, 1)
+          return { ok: true, reservation: { orgId, minutePeriod: minute, monthPeriod: month } }
+        }
+        addLease.run(orgId, minute, this.#holder, units)
+        addLease.run(orgId, month, this.#holder, units)
+        const reservation: Reservation = { orgId, minutePeriod: minute, monthPeriod: month }
+        const lease: Lease = {
+          orgId,
+          planId: plan.id,
+          minute: Math.floor(now / 60_000),
+          minutePeriod: minute,
+          monthPeriod: month,
+          granted: units,
+          used: 1,
+          settled: false,
+          admitted: { ok: true, reservation },
+        }
+        reservation.lease = lease
+        return lease.admitted
+      },
+    ).immediate
+    this.#acquire = (orgId, plan, now) => {
+      const previous = this.#leases.get(orgId)
+      const result = acquire(orgId, plan, now, previous)
+      if (previous) settled(previous)
+      if (result.ok && result.reservation.lease) this.#leases.set(orgId, result.reservation.lease)
+      return result
+    }
 
-    this.#settleAll = live.transaction(() => {
-      for (const lease of [...this.#leases.values()]) settle(lease)
+    const settleAll = live.transaction((leases: Lease[]) => {
+      for (const lease of leases) writeSettlement(lease)
     }).immediate
+    this.#settleAll = () => {
+      const leases = [...this.#leases.values()]
+      settleAll(leases)
+      for (const lease of leases) settled(lease)
+    }
 
     this.#refundCounted = live.transaction((reservation: Reservation) => {
       uncount.run(reservation.orgId, reservation.minutePeriod)

@@ -16,7 +16,7 @@ export const STORE_RETRY_AFTER_SECONDS = 2
 export function storeUnavailable(): ApiError {
   return new ApiError(503, {
     detail:
-      'The data store cannot be read at the moment; this says nothing about the request. Retry after the time in Retry-After.',
+      'The data store cannot be used at the moment; this says nothing about the request. Retry after the time in Retry-After.',
     fhirCode: 'transient',
     // An answer saying the store could not be read must never be served again from a cache.
     headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS), 'Cache-Control': 'no-store' },
