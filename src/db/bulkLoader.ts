@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
-import { SQLITE_DRIVER } from './driverPath.js'
+import { SQLITE_DRIVER, THREAD_DRIVER } from './driverPath.js'
 
 /**
  * One prepared insert of a load. `bytes` names the parameter given as a range of the batch's bytes (two
@@ -44,19 +44,22 @@ const { parentPort, workerData } = require('node:worker_threads')
 const { closeSync, fsyncSync, openSync } = require('node:fs')
 const { constants, crc32, deflateRawSync } = require('node:zlib')
 const { dirname } = require('node:path')
-const Database = require(workerData.driver)
+${THREAD_DRIVER}
 const { path, schema, statements, pageSize, cacheKib } = workerData
-const db = new Database(path)
-db.pragma('page_size = ' + pageSize)
-db.pragma('journal_mode = OFF')
-db.pragma('synchronous = OFF')
-db.pragma('locking_mode = EXCLUSIVE')
-db.pragma('cache_size = -' + cacheKib)
-db.exec(schema)
-const prepared = statements.map((statement) => db.prepare(statement.sql))
+const { db, prepared } = setUp(() => {
+  const db = new Database(path)
+  db.pragma('page_size = ' + pageSize)
+  db.pragma('journal_mode = OFF')
+  db.pragma('synchronous = OFF')
+  db.pragma('locking_mode = EXCLUSIVE')
+  db.pragma('cache_size = -' + cacheKib)
+  db.exec(schema)
+  const prepared = statements.map((statement) => db.prepare(statement.sql))
+  db.exec('BEGIN')
+  return { db, prepared }
+})
 const bytesAt = statements.map((statement) => statement.bytes)
 const deflatedAt = statements.map((statement) => statement.deflated)
-db.exec('BEGIN')
 
 function write(ops, bytes) {
   for (let at = 0; at < ops.length; ) {

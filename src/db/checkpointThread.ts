@@ -1,12 +1,15 @@
 import { Worker } from 'node:worker_threads'
-import { SQLITE_DRIVER } from './driverPath.js'
+import { SQLITE_DRIVER, THREAD_DRIVER } from './driverPath.js'
 
 /** The thread's whole program, plain JavaScript for the same reason as writerThread.ts's. */
 const PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads')
-const Database = require(workerData.driver)
-const db = new Database(workerData.path, { fileMustExist: true })
-db.pragma('busy_timeout = 5000')
+${THREAD_DRIVER}
+const db = setUp(() => {
+  const db = new Database(workerData.path, { fileMustExist: true })
+  db.pragma('busy_timeout = 5000')
+  return db
+})
 parentPort.on('message', () => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)')

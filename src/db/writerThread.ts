@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { SQLITE_DRIVER } from './driverPath.js'
+import { SQLITE_DRIVER, THREAD_DRIVER } from './driverPath.js'
 
 /** One statement run: the index of its SQL in the batch's `sql` list, and its positional parameters. */
 export type WriteOp = [statement: number, params: unknown[]]
@@ -36,10 +36,13 @@ export interface WriteBatch {
  */
 const PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads')
-const Database = require(workerData.driver)
-const db = new Database(workerData.path, { fileMustExist: true })
-db.pragma('busy_timeout = ' + workerData.busyTimeoutMs)
-db.pragma('synchronous = NORMAL')
+${THREAD_DRIVER}
+const db = setUp(() => {
+  const db = new Database(workerData.path, { fileMustExist: true })
+  db.pragma('busy_timeout = ' + workerData.busyTimeoutMs)
+  db.pragma('synchronous = NORMAL')
+  return db
+})
 const prepared = new Map()
 const statement = (sql) => {
   let found = prepared.get(sql)
