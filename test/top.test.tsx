@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
@@ -434,6 +434,34 @@ describe('an empty store', () => {
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ state: 'waiting', traffic: { requests: 0 }, quota: [] })
     expect(() => new Database(missing, { fileMustExist: true })).toThrow()
+  })
+
+  it('says why a file that is there cannot be read, on the screen, in --once and in --json', async () => {
+    const junk = join(t.dir, 'junk.db')
+    writeFileSync(junk, 'not a database, though it sits where one should'.repeat(200))
+    const feed = new TopFeed(junk)
+    const app = renderApp((filter) => feed.read(now, filter))
+    try {
+      const frame = await frameWhere(app, (text) => text.includes('Cannot read'))
+      // The screen names the path it was started with (here the suite's, as renderApp gives it).
+      expect(frame.replace(/\s+/g, ' ')).toContain(
+        `Cannot read ${dbPath}: file is not a database (SQLITE_NOTADB).`,
+      )
+      expectFits(frame, { columns: 80, rows: 24 })
+    } finally {
+      app.unmount()
+      feed.close()
+    }
+    const once = await runCli(['top', '--once'], { SVC_DB: junk })
+    expect(once.code).toBe(0)
+    expect(once.stdout.trim()).toBe(
+      `svc top: cannot read the database at ${junk}: file is not a database (SQLITE_NOTADB).`,
+    )
+    const json = await runCli(['top', '--json'], { SVC_DB: junk })
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      state: 'waiting',
+      problem: 'file is not a database (SQLITE_NOTADB)',
+    })
   })
 
   it('shows an empty state, not an error, on a store no request has reached', async () => {

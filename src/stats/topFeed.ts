@@ -1,40 +1,35 @@
 import { existsSync } from 'node:fs'
 import { liveDatabasePath } from '../db/live.js'
-import { type Db, isStoreUnavailable } from '../db/open.js'
+import { isStoreUnavailable } from '../db/open.js'
 import { openSqliteFile } from '../db/sqlite.js'
 import { emptySnapshot, TopReader, type TopSnapshot, type TopSources } from './topSnapshot.js'
 
 /**
  * Opens the store read-only for `svc top`: it never creates, migrates or writes the file, so watching
- * cannot slow or change the server. Undefined while the file does not exist yet.
+ * cannot slow or change the server. Undefined while the file does not exist yet; throws what SQLite says
+ * when it is there but cannot be read.
  */
 export function openTopSources(dbPath: string): (TopSources & { close(): void }) | undefined {
   if (!existsSync(dbPath)) return undefined
-  let main: Db
+  const main = openSqliteFile(dbPath, { readonly: true })
   try {
-    main = openSqliteFile(dbPath, { readonly: true })
-  } catch (error) {
-    if (isStoreUnavailable(error)) return undefined
-    throw error
-  }
-  // Requests and usage counters are in the live file next to the main one (src/db/live.ts). A store made
-  // before the live file existed, and not opened by a server since, still has them in the main file.
-  if (!existsSync(liveDatabasePath(dbPath))) return { main, live: main, close: () => main.close() }
-  let live: Db
-  try {
-    live = openSqliteFile(liveDatabasePath(dbPath), { readonly: true })
+    // Opening reads nothing: the first read says whether the file is a database at all.
+    main.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').get()
+    // Requests and usage counters are in the live file next to the main one (src/db/live.ts). A store made
+    // before the live file existed, and not opened by a server since, still has them in the main file.
+    if (!existsSync(liveDatabasePath(dbPath))) return { main, live: main, close: () => main.close() }
+    const live = openSqliteFile(liveDatabasePath(dbPath), { readonly: true })
+    return {
+      main,
+      live,
+      close: () => {
+        live.close()
+        main.close()
+      },
+    }
   } catch (error) {
     main.close()
-    if (isStoreUnavailable(error)) return undefined
     throw error
-  }
-  return {
-    main,
-    live,
-    close: () => {
-      live.close()
-      main.close()
-    },
   }
 }
 
@@ -50,11 +45,18 @@ export class TopFeed {
   constructor(private readonly dbPath: string) {}
 
   read(now: number, filter: string | null = null): TopSnapshot {
+    let problem: string | undefined
     if (!this.#sources) {
-      this.#sources = openTopSources(this.dbPath)
+      try {
+        this.#sources = openTopSources(this.dbPath)
+      } catch (error) {
+        if (!isStoreUnavailable(error)) throw error
+        const { message, code } = error as Error & { code?: string }
+        problem = `${message}${code ? ` (${code})` : ''}`
+      }
       this.#reader = this.#sources && new TopReader(this.#sources)
     }
-    if (!this.#reader) return this.#last ?? emptySnapshot(now, 'waiting', filter)
+    if (!this.#reader) return this.#last ?? { ...emptySnapshot(now, 'waiting', filter), problem }
     try {
       this.#last = this.#reader.read(now, filter)
       return this.#last

@@ -23,8 +23,12 @@ export interface TopSources {
 
 export interface TopSnapshot {
   at: string
-  /** `waiting`: the database file does not exist yet (no server or command has created it). */
+  /**
+   * `waiting`: the database file does not exist yet (no server or command has created it), or cannot be
+   * read (`problem` says why).
+   */
   state: 'ready' | 'waiting'
+  problem?: string
   windowSeconds: number
   /** The organization filter applied (part of the slug), or null. */
   filter: string | null

@@ -168,7 +168,7 @@ export function App(props: AppProps) {
       </Text>
       <Box flexDirection="column" height={body} overflow="hidden">
         {snapshot.state === 'waiting' ? (
-          <Waiting database={props.database} width={columns} />
+          <Waiting database={props.database} problem={snapshot.problem} />
         ) : (
           <ViewBody view={view} snapshot={snapshot} columns={columns} lines={body} selected={current} />
         )}
@@ -185,7 +185,17 @@ export function App(props: AppProps) {
   )
 }
 
-function Waiting(props: { database: string; width: number }) {
+function Waiting(props: { database: string; problem: string | undefined }) {
+  if (props.problem) {
+    return (
+      <Box flexDirection="column" paddingTop={1}>
+        <Text wrap="wrap">{`Cannot read ${props.database}: ${props.problem}.`}</Text>
+        <Text wrap="wrap" dimColor>
+          This screen tries again every refresh, and fills in once the file is an svc database.
+        </Text>
+      </Box>
+    )
+  }
   return (
     <Box flexDirection="column" paddingTop={1}>
       <Text wrap="wrap">{`Waiting for ${props.database}: there is no database there yet.`}</Text>

@@ -19,7 +19,11 @@ function Report(props: { snapshot: TopSnapshot; database: string; width: number 
   const { snapshot, width } = props
   if (snapshot.state === 'waiting') {
     return (
-      <Text>{`svc top: no database at ${props.database} yet; start \`svc serve\` with the same --db.`}</Text>
+      <Text>
+        {snapshot.problem
+          ? `svc top: cannot read the database at ${props.database}: ${snapshot.problem}.`
+          : `svc top: no database at ${props.database} yet; start \`svc serve\` with the same --db.`}
+      </Text>
     )
   }
   const panel = { snapshot, width, limit: ALL }
