@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createOperator } from '../src/accounts/operators.js'
+import { startSession } from '../src/accounts/sessions.js'
 import { newestChangelogVersion } from '../src/docs/pages.js'
 import { API_VERSION } from '../src/version.js'
 import { CLI, runCli, runCliJson } from './support/cli.js'
@@ -130,6 +131,25 @@ describe('dashboard sessions', () => {
     expect(sixth.status).toBe(429)
     expect(Number(sixth.headers['retry-after'])).toBeGreaterThan(0)
     t.setNow(t.now() + 15 * 60_000 + 1000)
+    expect((await post(t, '/dashboard/sign-in', { email: EMAIL, password: PASSWORD })).status).toBe(303)
+  })
+
+  it('answers a page, not JSON, when the store cannot be written, and signs in once it can', async () => {
+    t = await startTestServer()
+    const operator = createOperator(t.server.db, { email: EMAIL, password: PASSWORD })
+    // The live file may not grow, and the sessions' page is full: a full disk, on any machine.
+    const live = t.server.live
+    live.pragma(`max_page_count = ${live.pragma('page_count', { simple: true })}`)
+    expect(() => {
+      for (;;) startSession(live, operator.id, t?.now() ?? 0)
+    }).toThrow(/database or disk is full/)
+    const refused = await post(t, '/dashboard/sign-in', { email: EMAIL, password: PASSWORD })
+    expect(refused.status).toBe(503)
+    expect(refused.headers['content-type']).toMatch(/^text\/html/)
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+    expect(refused.text).toContain('The store cannot be used at the moment')
+    expect(refused.headers['set-cookie']).toBeUndefined()
+    live.pragma('max_page_count = 1073741823')
     expect((await post(t, '/dashboard/sign-in', { email: EMAIL, password: PASSWORD })).status).toBe(303)
   })
 

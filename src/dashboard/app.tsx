@@ -2,6 +2,8 @@ import type { Context } from 'koa'
 import { operatorById } from '../accounts/operators.js'
 import { endSession, readSession } from '../accounts/sessions.js'
 import { writeWhenFree } from '../db/busy.js'
+import { isStoreUnavailable } from '../db/open.js'
+import { STORE_RETRY_AFTER_SECONDS } from '../http/middleware/renderErrors.js'
 import { UserError } from '../userError.js'
 import { readForm } from './forms.js'
 import { formOf, Kit, type Route, type Signed } from './kit.js'
@@ -33,7 +35,7 @@ export function dashboardPages(deps: DashboardDeps): (ctx: Context) => Promise<v
   const refuse = (ctx: Context, status: number, reason: string, signed?: Signed) =>
     send(ctx, <RefusedPage chrome={signed ? kit.chromeOf(signed, undefined) : {}} reason={reason} />, status)
 
-  return async (ctx) => {
+  const answer = async (ctx: Context) => {
     const { method, path } = ctx.request
     if (method === 'POST') {
       if (!sameOrigin(ctx, config.dashboardUrl))
@@ -82,5 +84,19 @@ export function dashboardPages(deps: DashboardDeps): (ctx: Context) => Promise<v
       return
     }
     refuse(ctx, 404, 'Nothing is here.', signed)
+  }
+
+  // An operator's browser gets a page, not the API's JSON problem, when the store cannot be written (a full
+  // disk) or stays locked.
+  return async (ctx) => {
+    try {
+      await answer(ctx)
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error
+      ctx.set('Retry-After', String(STORE_RETRY_AFTER_SECONDS))
+      const reason =
+        'The store cannot be used at the moment: its disk may be full, or an import may hold it. Try again in a few seconds.'
+      send(ctx, <RefusedPage title="Unavailable" chrome={{}} reason={reason} />, 503)
+    }
   }
 }

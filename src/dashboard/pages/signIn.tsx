@@ -37,9 +37,9 @@ export function SignInPage(props: { chrome: Chrome; noOperator: boolean; email?:
 }
 
 /** A request refused before it could change anything (another site's form, an expired form). */
-export function RefusedPage(props: { chrome: Chrome; reason: string }) {
+export function RefusedPage(props: { chrome: Chrome; reason: string; title?: string }) {
   return (
-    <Layout title="Refused" chrome={props.chrome}>
+    <Layout title={props.title ?? 'Refused'} chrome={props.chrome}>
       <p>{props.reason}</p>
       <p>
         <a href="/dashboard">Back to the dashboard</a>
