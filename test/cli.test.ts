@@ -116,7 +116,7 @@ describe('a command during an import', () => {
     const [code] = await exited
     expect(code).toBe(0)
     expect(stderr.replace(/\s*›\s*/g, ' ')).toContain(
-      'An import or sync is writing to the store: a change this command makes waits for it to finish (up to 120 s).',
+      'Another process is writing to the store (an import or a sync): a change this command makes waits for it to finish (up to 120 s).',
     )
     const slugs = (await runCliJson<{ slug: string }[]>(['orgs', 'list', '--db', path])).map(
       (org) => org.slug,

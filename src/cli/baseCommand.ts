@@ -16,12 +16,14 @@ export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
  * account command that merely came during a background sync.
  */
 const COMMAND_LOCK_WAIT_MS = 120_000
-const LOCK_HELD = `An import or sync is writing to the store: a change this command makes waits for it to finish (up to ${COMMAND_LOCK_WAIT_MS / 1000} s).`
+const LOCK_HELD = `Another process is writing to the store (an import or a sync): a change this command makes waits for it to finish (up to ${COMMAND_LOCK_WAIT_MS / 1000} s).`
+/** A lock held shorter than this (another command's write) is waited for without a word. */
+const LOCK_NOTICE_AFTER_MS = 1000
 
-/** Whether another connection holds the file's write lock now; takes it for no time when it is free. */
+/** Whether another connection holds the file's write lock for longer than a moment; takes it for no time. */
 function writeLockHeld(db: Db): boolean {
   const wait = db.pragma('busy_timeout', { simple: true }) as number
-  db.pragma('busy_timeout = 0')
+  db.pragma(`busy_timeout = ${LOCK_NOTICE_AFTER_MS}`)
   try {
     db.exec('BEGIN IMMEDIATE')
     db.exec('ROLLBACK')
