@@ -61,11 +61,13 @@ export function startsOfSeries(sync: SyncStarts, id: number): Float64Array {
 
 const hourOf = (startMs: number) => Math.floor(startMs / HOUR_MS)
 
-/** A series' slot starts of one status as the sync stores them: sorted float64 in the platform's byte order. */
-export function startsBlob(starts: number[]): Buffer | null {
+/**
+ * A series' slot starts of one status as the sync stores them: sorted float64 in the platform's byte order
+ * (`starts` sorted already, ascending).
+ */
+export function startsBlob(starts: Float64Array): Buffer | null {
   if (starts.length === 0) return null
-  const sorted = Float64Array.from(starts).sort()
-  return Buffer.from(sorted.buffer, sorted.byteOffset, sorted.byteLength)
+  return Buffer.from(starts.buffer, starts.byteOffset, starts.byteLength)
 }
 
 const STARTS_COLUMNS = ['free', 'busy', 'unavailable', 'tentative'] as const

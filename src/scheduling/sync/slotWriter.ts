@@ -2,6 +2,7 @@ import type { Db } from '../../db/open.js'
 import type { Group, ScheduleModel } from './feedModel.js'
 import type { AcceptingPatients, Coding } from '../model.js'
 import { startsBlob } from '../search/startTimes.js'
+import { SeriesTallies } from './seriesTallies.js'
 
 export interface SlotRow {
   id: string
@@ -61,8 +62,7 @@ function seenBit(series: number, status: number, startMs: number): number {
 export class SlotWriter {
   readonly #groupIds = new Map<string, number>()
   readonly #seriesIds = new Map<ScheduleModel, Map<string, number>>()
-  /** Per series: slots and first start per status, and whether any carries a booking link or phone. */
-  readonly #seriesTallies = new Map<number, SeriesTally>()
+  readonly #tallies = new SeriesTallies()
   readonly #insertGroup
   readonly #insertSeries
   readonly #insertSlot
@@ -174,24 +174,7 @@ export class SlotWriter {
       waiting.length = 0
     }
     this.written++
-    let tally = this.#seriesTallies.get(seriesId)
-    if (!tally) {
-      tally = {
-        counts: [0, 0, 0, 0],
-        firsts: [null, null, null, null],
-        starts: [[], [], [], []],
-        online: false,
-        phone: false,
-      }
-      this.#seriesTallies.set(seriesId, tally)
-    }
-    const index = status as 0 | 1 | 2 | 3
-    tally.counts[index]++
-    tally.starts[index].push(startMs)
-    const first = tally.firsts[index]
-    if (first === null || startMs < first) tally.firsts[index] = startMs
-    if (slot.bookingLink) tally.online = true
-    if (slot.bookingPhone) tally.phone = true
+    this.#tallies.add(seriesId, status, startMs, Boolean(slot.bookingLink), Boolean(slot.bookingPhone))
     return true
   }
 
@@ -201,6 +184,7 @@ export class SlotWriter {
    */
   finish(): void {
     this.#writeWaiting()
+    if (this.#tallies.size === 0) return
     const update = this.db.prepare(
       `UPDATE sched_series SET free_count = ?, busy_count = ?, unavailable_count = ?, tentative_count = ?,
          free_first = ?, busy_first = ?, unavailable_first = ?, tentative_first = ?, online = ?, phone = ?
@@ -209,24 +193,19 @@ export class SlotWriter {
     const insertStarts = this.db.prepare(
       'INSERT INTO sched_series_starts (series_id, free, busy, unavailable, tentative) VALUES (?, ?, ?, ?, ?)',
     )
-    let lowest = Number.POSITIVE_INFINITY
-    let highest = Number.NEGATIVE_INFINITY
-    for (const [id, { counts, firsts, starts, online, phone }] of this.#seriesTallies) {
+    const { lowest, highest } = this.#tallies.range()
+    for (const { id, counts, firsts, starts, online, phone } of this.#tallies.figures()) {
       update.run(...counts, ...firsts, online ? 1 : 0, phone ? 1 : 0, id)
       insertStarts.run(id, ...starts.map(startsBlob))
-      lowest = Math.min(lowest, id)
-      highest = Math.max(highest, id)
     }
     // The sync's series are the newest rows of sched_series, so their slots are one range of the primary key.
-    if (this.#seriesTallies.size > 0) {
-      this.db
-        .prepare(
-          `INSERT INTO sched_slot_order (part, status, start_ms, id, series_id)
-           SELECT part, status, start_ms, id, series_id FROM sched_slots
-           WHERE series_id BETWEEN ? AND ? AND part = ? ORDER BY 1, 2, 3, 4, 5`,
-        )
-        .run(lowest, highest, this.part)
-    }
+    this.db
+      .prepare(
+        `INSERT INTO sched_slot_order (part, status, start_ms, id, series_id)
+         SELECT part, status, start_ms, id, series_id FROM sched_slots
+         WHERE series_id BETWEEN ? AND ? AND part = ? ORDER BY 1, 2, 3, 4, 5`,
+      )
+      .run(lowest, highest, this.part)
   }
 
   /** Whether a slot of this series, status and start may have been given before; marks it given. */
@@ -259,13 +238,4 @@ function repeatsWaiting(waiting: readonly unknown[], row: readonly unknown[]): b
       return true
   }
   return false
-}
-
-interface SeriesTally {
-  counts: [number, number, number, number]
-  firsts: [number | null, number | null, number | null, number | null]
-  /** Per status, each slot's start. */
-  starts: [number[], number[], number[], number[]]
-  online: boolean
-  phone: boolean
 }
