@@ -122,8 +122,14 @@ describe('a command during an import', () => {
       (org) => org.slug,
     )
     expect(slugs.sort()).toEqual(['imported', 'waited'])
-    // With nobody writing, no word of it.
+    // With nobody writing, no word of it; and a command that only reads neither waits nor says anything.
     expect((await runCli(['orgs', 'list', '--db', path])).stderr).toBe('')
+    const reader = new Database(path)
+    reader.exec('BEGIN IMMEDIATE')
+    const listed = await runCli(['orgs', 'list', '--db', path])
+    reader.exec('ROLLBACK')
+    reader.close()
+    expect([listed.code, listed.stderr]).toEqual([0, ''])
   })
 })
 

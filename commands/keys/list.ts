@@ -12,7 +12,7 @@ export default class KeysList extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(KeysList)
-    const { store } = await this.openStore(flags)
+    const { store } = await this.openStore(flags, { reads: true })
     const keys = listKeys(store, flags.org)
     this.log(
       keys.length === 0

@@ -7,7 +7,7 @@ export default class OperatorsList extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(OperatorsList)
-    const { db } = await this.openStore(flags)
+    const { db } = await this.openStore(flags, { reads: true })
     const operators = listOperators(db)
     this.log(
       operators.length === 0

@@ -7,7 +7,7 @@ export default class OrgsList extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(OrgsList)
-    const { db } = await this.openStore(flags)
+    const { db } = await this.openStore(flags, { reads: true })
     const orgs = listOrganizations(db)
     this.log(
       orgs.length === 0

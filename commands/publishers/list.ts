@@ -7,7 +7,7 @@ export default class PublishersList extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(PublishersList)
-    const { db } = await this.openStore(flags)
+    const { db } = await this.openStore(flags, { reads: true })
     const publishers = listPublishers(db)
     this.log(
       publishers.length === 0

@@ -15,7 +15,7 @@ export default class QuestionnairesList extends SvcCommand {
 
   async run() {
     const { flags } = await this.parse(QuestionnairesList)
-    const { db } = await this.openStore(flags)
+    const { db } = await this.openStore(flags, { reads: true })
     const held = heldListing(db, { fetched: flags.fetched })
     this.log(
       held.length === 0

@@ -15,7 +15,7 @@ export default class RequestsShow extends SvcCommand {
         exit: 2,
       })
     }
-    const { store } = await this.openStore(flags)
+    const { store } = await this.openStore(flags, { reads: true })
     const request = findRequest(store, args.id)
     if (!request) this.error(`No request ${args.id} in the log (records are kept 30 days)`, { exit: 1 })
     const row = {

@@ -60,14 +60,17 @@ export abstract class SvcCommand extends Command {
     return config
   }
 
-  /** Both files of the store (src/db/open.ts); `db` is the main one. Closed when the command ends. */
-  protected async openStore(flags: {
-    db?: string
-    config?: string
-  }): Promise<{ db: Db; store: Store; config: Config }> {
+  /**
+   * Both files of the store (src/db/open.ts); `db` is the main one. Closed when the command ends. A command
+   * that only `reads` never waits for the write lock, so it is not told about it either.
+   */
+  protected async openStore(
+    flags: { db?: string; config?: string },
+    { reads = false } = {},
+  ): Promise<{ db: Db; store: Store; config: Config }> {
     const config = await this.resolveConfig({ db: flags.db, config: flags.config })
     this.#store = openStore(config, { busyTimeoutMs: COMMAND_LOCK_WAIT_MS })
-    if (writeLockHeld(this.#store.db)) this.warn(LOCK_HELD)
+    if (!reads && writeLockHeld(this.#store.db)) this.warn(LOCK_HELD)
     return { db: this.#store.db, store: this.#store, config }
   }
 
