@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -12,6 +12,7 @@ import { openLiveStore } from '../src/app/store.js'
 import { appliedSteps, migrate, NewerStoreError, type Step } from '../src/db/migrate.js'
 import { openDatabase, openStore, STORE_SCHEMA } from '../src/app/store.js'
 import { findRequest } from '../src/stats/requestLog.js'
+import { runCli } from './support/cli.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
 import { allSteps, stepsThrough, writeNumberedFile } from './support/legacyStore.js'
 
@@ -365,6 +366,47 @@ describe('an unavailable store', () => {
       other.close()
     }
     expect((await t.get('/v1/scheduling/publishers', bearer(t.key))).status).toBe(200)
+  })
+})
+
+describe('the operator log of a store that cannot be used', () => {
+  it('says why in a line a minute, for requests and batch entries alike', async () => {
+    t = await startTestServer({ plan: 'scale' })
+    const server = t
+    const file = join(server.dir, 'Organization.ndjson')
+    writeFileSync(file, JSON.stringify({ resourceType: 'Organization', id: 'kept', name: 'Kept Clinic' }))
+    expect((await runCli(['import', 'directory', file, '--db', server.dbPath])).code).toBe(0)
+    // The release file damaged past its header: it opens, and every read of it fails.
+    const release = join(
+      server.dir,
+      readdirSync(server.dir).find((name) => /\.directory-\d+\.db$/.test(name)) ?? '',
+    )
+    const bytes = readFileSync(release)
+    bytes.fill(0xa5, 100)
+    writeFileSync(release, bytes)
+    const lines: string[] = []
+    const spy = vi
+      .spyOn(console, 'error')
+      .mockImplementation((line: unknown) => void lines.push(String(line)))
+    try {
+      const search = await server.get('/v1/fhir/r4/Organization?name=kept', bearer(server.key))
+      expect(search.status).toBe(503)
+      const batch = await server.postFhir('/v1/fhir/r4', {
+        resourceType: 'Bundle',
+        type: 'batch',
+        entry: [{ request: { method: 'GET', url: 'Organization?name=kept' } }],
+      })
+      expect(batch.status).toBe(200)
+      expect(batch.json.entry[0].response.status).toMatch(/^503/)
+      server.setNow(server.now() + 61_000)
+      expect((await server.get('/v1/fhir/r4/Organization?name=kept', bearer(server.key))).status).toBe(503)
+    } finally {
+      spy.mockRestore()
+    }
+    expect(lines).toEqual([
+      expect.stringMatching(/^store unavailable, answering 503: .+ \(SQLITE_(CORRUPT|NOTADB)\w*\)$/),
+      expect.stringMatching(/^store unavailable, answering 503 \(also 1 more times in the minute before\): /),
+    ])
   })
 })
 

@@ -33,6 +33,11 @@ export interface Services {
   upstreamDeadlineMs: number
   /** Answers kept for identical requests, over HTTP and in batches alike. */
   answers: AnswerCache
+  /**
+   * Puts a fault that failed an answer (a bug, a store that cannot be used) where the operator sees it; for
+   * what answers without passing the HTTP error handler (a batch's entries).
+   */
+  reportFault: (error: unknown) => void
 }
 
 export interface EndpointRequest<P extends ParamShape> {

@@ -151,17 +151,22 @@ function runEntry(
       services,
     )
     const done = verb === 'HEAD' ? headOnly : answered
-    return answer instanceof Promise ? answer.then(done, refused) : done(answer)
+    return answer instanceof Promise ? answer.then(done, (error) => refused(error, services)) : done(answer)
   } catch (error) {
-    return refused(error)
+    return refused(error, services)
   }
 }
 
 const answered = (answer: PreparedAnswer): EntryResult => ({ status: answer.status, answer })
 const headOnly = (answer: PreparedAnswer): EntryResult => ({ status: answer.status })
 
-const refused = (error: unknown): EntryResult =>
-  failure(isStoreUnavailable(error) ? storeUnavailable() : toApiError(error))
+/** An entry failed by its endpoint; what the operator must hear of (a bug, the store) is reported. */
+function refused(error: unknown, services: Services): EntryResult {
+  const unavailable = isStoreUnavailable(error)
+  const result = unavailable ? storeUnavailable() : toApiError(error)
+  if (unavailable || result.status === 500) services.reportFault(error)
+  return failure(result)
+}
 
 /**
  * Entries that wait (on a remote source) run this many at a time, so that one slow entry does not hold up

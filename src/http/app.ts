@@ -8,7 +8,8 @@ import type { Db } from '../db/open.js'
 import { BATCH_BUDGET_MS } from '../fhir/batch.js'
 import { RequestLog } from '../stats/requestLog.js'
 import { AnswerCache } from './answerCache.js'
-import { throttledErrorLog } from './errorLog.js'
+import { isStoreUnavailable } from '../db/open.js'
+import { throttledErrorLog, throttledStoreLog } from './errorLog.js'
 import { authenticate } from './middleware/authenticate.js'
 import { compressWhenAccepted } from './middleware/compressWhenAccepted.js'
 import { enforceLimits } from './middleware/enforceLimits.js'
@@ -29,6 +30,8 @@ export interface AppOptions {
   clock: Clock
   /** Where unexpected faults are reported (never with request secrets). */
   onInternalError?: (error: unknown) => void
+  /** Where a request failed by the store is said (default: a line a minute per SQLite code on stderr). */
+  onStoreUnavailable?: (error: unknown) => void
   requestLog?: { flushEveryMs?: number; busyTimeoutMs?: number }
   usage?: { settleEveryMs?: number; busyTimeoutMs?: number }
   /** Every endpoint served, one declaration each (the composition root gathers them: src/app/server.ts). */
@@ -60,6 +63,10 @@ export interface App {
 export function createApp(options: AppOptions): App {
   const { db, live, config, clock } = options
   const routes = new Routes(options.endpoints)
+  const onInternalError =
+    options.onInternalError ?? throttledErrorLog((line, error) => console.error(line, error), clock)
+  const onStoreUnavailable =
+    options.onStoreUnavailable ?? throttledStoreLog((line) => console.error(line), clock)
   const services: Services = {
     db,
     config,
@@ -68,11 +75,10 @@ export function createApp(options: AppOptions): App {
     batchBudgetMs: options.batchBudgetMs ?? BATCH_BUDGET_MS,
     upstreamDeadlineMs: options.upstreamDeadlineMs ?? 30_000,
     answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
+    reportFault: (error) => (isStoreUnavailable(error) ? onStoreUnavailable : onInternalError)(error),
   }
   const usage = new UsageCounter(live, clock, options.usage)
   const requestLog = new RequestLog(live.name, clock, { ...options.requestLog, watchEventLoop: true })
-  const onInternalError =
-    options.onInternalError ?? throttledErrorLog((line, error) => console.error(line, error), clock)
   const koa = new Koa<RequestState>()
   // Koa reports here what failed after the answer began (a stream cut off); a caller hanging up is not a
   // fault of ours, and Koa's default would print its stack for every one.
@@ -89,6 +95,7 @@ export function createApp(options: AppOptions): App {
     renderErrors({
       docsUrl: config.docsUrl,
       onInternalError,
+      onStoreUnavailable,
     }),
   )
   if (options.pages) koa.use(options.pages)

@@ -27,11 +27,14 @@ export function storeUnavailable(): ApiError {
 export function renderErrors(options: {
   docsUrl: string
   onInternalError: (error: unknown) => void
+  onStoreUnavailable: (error: unknown) => void
 }): Middleware<RequestState> {
   // Middleware below that is not async throws out of next() as a rejected promise: koa-compose turns it so.
   return (ctx, next) =>
     next().catch((thrown: unknown) => {
-      const error = isStoreUnavailable(thrown) ? storeUnavailable() : toApiError(thrown)
+      const unavailable = isStoreUnavailable(thrown)
+      const error = unavailable ? storeUnavailable() : toApiError(thrown)
+      if (unavailable) options.onStoreUnavailable(thrown)
       if (error.status === 500) options.onInternalError(thrown)
       ctx.status = error.status
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
