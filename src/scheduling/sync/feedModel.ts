@@ -57,6 +57,24 @@ export function groupKey(publisher: string, locationId: string, provider: Provid
   return createHash('sha256').update(identity).digest('base64url').slice(0, 22)
 }
 
+/**
+ * One copy of each distinct list of codings: a national feed's 60,000 schedules and providers name a few
+ * dozen service types and specialties, and a list each took some 30 MB of a sync's heap.
+ */
+class SharedCodings {
+  readonly #lists = new Map<string, Coding[]>()
+
+  of(codings: Coding[]): Coding[] {
+    const key = JSON.stringify(codings)
+    let shared = this.#lists.get(key)
+    if (!shared) {
+      shared = codings.slice()
+      this.#lists.set(key, shared)
+    }
+    return shared
+  }
+}
+
 function uniqueCodings(codings: Coding[]): Coding[] {
   const seen = new Set<string>()
   return codings.filter((coding) => {
@@ -75,6 +93,7 @@ export class FeedModel {
   readonly #rawSchedules: { resource: Json; line: number; file: string }[] = []
   readonly groups = new Map<string, Group>()
   readonly schedules = new Map<string, ScheduleModel>()
+  readonly #codings = new SharedCodings()
 
   constructor(readonly publisher: string) {}
 
@@ -95,9 +114,12 @@ export class FeedModel {
       case 'PractitionerRole':
         this.#roles.set(id, resource)
         break
-      case 'HealthcareService':
-        this.#services.set(id, readHealthcareService(resource, id))
+      case 'HealthcareService': {
+        const service = readHealthcareService(resource, id)
+        service.specialties = this.#codings.of(service.specialties)
+        this.#services.set(id, service)
         break
+      }
       case 'Schedule':
         this.#rawSchedules.push({ resource, line, file })
         break
@@ -123,7 +145,13 @@ export class FeedModel {
       const role = this.#roles.get(id)
       if (!role) return undefined
       const practitioner = parseReference(role.practitioner)
-      return readPractitionerRole(role, id, practitioner && this.#practitioners.get(practitioner[1]))
+      const provider = readPractitionerRole(
+        role,
+        id,
+        practitioner && this.#practitioners.get(practitioner[1]),
+      )
+      provider.specialties = this.#codings.of(provider.specialties)
+      return provider
     }
     return undefined
   }
@@ -175,8 +203,10 @@ export class FeedModel {
     return {
       id,
       group,
-      serviceTypes: uniqueCodings(conceptCodings(resource.serviceType)),
-      specialties: uniqueCodings([...(provider?.specialties ?? []), ...scheduleSpecialties]),
+      serviceTypes: this.#codings.of(uniqueCodings(conceptCodings(resource.serviceType))),
+      specialties: this.#codings.of(
+        uniqueCodings([...(provider?.specialties ?? []), ...scheduleSpecialties]),
+      ),
       accepting: readAcceptingPatients(extensions),
     }
   }

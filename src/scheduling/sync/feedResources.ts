@@ -85,13 +85,15 @@ function conceptText(concepts: unknown): string | undefined {
 }
 
 function readIdentifiers(value: unknown): Identifier[] {
-  return asArray(value).flatMap((entry) => {
-    if (!isObject(entry)) return []
-    const identifierValue = asString(entry.value)
-    if (!identifierValue) return []
-    const system = asString(entry.system)
-    return [system ? { system, value: identifierValue } : { value: identifierValue }]
-  })
+  return asArray(value)
+    .flatMap((entry) => {
+      if (!isObject(entry)) return []
+      const identifierValue = asString(entry.value)
+      if (!identifierValue) return []
+      const system = asString(entry.system)
+      return [system ? { system, value: identifierValue } : { value: identifierValue }]
+    })
+    .slice() // flatMap leaves room for 17: a sync holds one list per provider and location
 }
 
 export function npiOf(identifiers: Identifier[]): string | undefined {
