@@ -127,7 +127,10 @@ export class FeedModel {
     return undefined
   }
 
-  /** Resolves every schedule's actors once all reference files are read; reports the ones it cannot use. */
+  /**
+   * Resolves every schedule's actors once all reference files are read; reports the ones it cannot use. The
+   * resources read are let go: what the slots need is in the groups and schedules.
+   */
   resolveSchedules(): { file: string; line: number; message: string }[] {
     const problems: { file: string; line: number; message: string }[] = []
     for (const { resource, line, file } of this.#rawSchedules) {
@@ -135,6 +138,8 @@ export class FeedModel {
       if (typeof resolved === 'string') problems.push({ file, line, message: resolved })
       else this.schedules.set(resolved.id, resolved)
     }
+    this.#rawSchedules.length = 0
+    this.#roles.clear()
     return problems
   }
 
