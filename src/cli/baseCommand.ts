@@ -1,7 +1,8 @@
 import { Command, Flags, type Interfaces } from '@oclif/core'
 import { resolveAppConfig } from '../app/config.js'
 import type { Config, ConfigOverrides } from '../config.js'
-import { type Db, isStoreUnavailable, type Store } from '../db/open.js'
+import { isBusy } from '../db/busy.js'
+import { type Db, describeStoreError, isStoreUnavailable, type Store } from '../db/open.js'
 import { openStore } from '../app/store.js'
 import { yieldToServing } from './priority.js'
 import { UserError } from '../userError.js'
@@ -29,7 +30,7 @@ function writeLockHeld(db: Db): boolean {
     db.exec('ROLLBACK')
     return false
   } catch (error) {
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') return true
+    if (isBusy(error)) return true
     throw error
   } finally {
     db.pragma(`busy_timeout = ${wait}`)
@@ -90,9 +91,8 @@ export abstract class SvcCommand extends Command {
     if (error instanceof UserError) this.error(error.message, { exit: 2 })
     // The store's state (not a database, damaged, locked, full, unreadable), not a fault of svc: no stack either.
     if (isStoreUnavailable(error)) {
-      const code = (error as { code?: string }).code
       const at = this.#storePath === undefined ? '' : ` at ${this.#storePath}`
-      this.error(`Cannot use the store${at}: ${error.message}${code ? ` (${code})` : ''}`, { exit: 1 })
+      this.error(`Cannot use the store${at}: ${describeStoreError(error)}`, { exit: 1 })
     }
     return super.catch(error)
   }

@@ -71,6 +71,12 @@ export function openStoreFiles(
 
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CORRUPT|NOTADB|CANTOPEN|FULL|PROTOCOL|READONLY)/
 
+/** SQLite's words for a store error with its code: `database or disk is full (SQLITE_FULL)`. */
+export function describeStoreError(error: unknown): string {
+  const { message, code } = error as { message?: string; code?: string }
+  return `${message}${code ? ` (${code})` : ''}`
+}
+
 /** True when an error means the store cannot be read or written right now, as opposed to a bug. */
 export function isStoreUnavailable(error: unknown): boolean {
   if (!(error instanceof Database.SqliteError)) {

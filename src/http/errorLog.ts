@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js'
+import { describeStoreError } from '../db/open.js'
 
 const MINUTE_MS = 60_000
 
@@ -44,7 +45,6 @@ export function throttledStoreLog(log: (line: string) => void, clock: Clock) {
   return (error: unknown): void => {
     const { message, code } = error as { message?: string; code?: string }
     const again = due(code ?? String(message))
-    if (again !== undefined)
-      log(`store unavailable, answering 503${again}: ${message}${code ? ` (${code})` : ''}`)
+    if (again !== undefined) log(`store unavailable, answering 503${again}: ${describeStoreError(error)}`)
   }
 }

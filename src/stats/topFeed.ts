@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { liveDatabasePath } from '../db/live.js'
-import { isStoreUnavailable } from '../db/open.js'
+import { describeStoreError, isStoreUnavailable } from '../db/open.js'
 import { openSqliteFile } from '../db/sqlite.js'
 import { emptySnapshot, TopReader, type TopSnapshot, type TopSources } from './topSnapshot.js'
 
@@ -51,8 +51,7 @@ export class TopFeed {
         this.#sources = openTopSources(this.dbPath)
       } catch (error) {
         if (!isStoreUnavailable(error)) throw error
-        const { message, code } = error as Error & { code?: string }
-        problem = `${message}${code ? ` (${code})` : ''}`
+        problem = describeStoreError(error)
       }
       this.#reader = this.#sources && new TopReader(this.#sources)
     }
