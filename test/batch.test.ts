@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { entryTarget } from '../src/fhir/batch.js'
 import { bearer, startTestServer, type TestServer } from './support/harness.js'
@@ -114,6 +115,50 @@ describe('FHIR batch', () => {
     const wrongType = await post('{}', 'text/plain')
     expect(wrongType.status).toBe(415)
     expect(wrongType.json.issue[0].code).toBe('not-supported')
+  })
+
+  it('reads a body sent compressed (gzip, deflate, br), bounded by its decompressed size', async () => {
+    const body = JSON.stringify({
+      resourceType: 'Bundle',
+      type: 'batch',
+      entry: [{ request: { method: 'GET', url: 'metadata' } }],
+    })
+    const send = (coding: string, bytes: string | Buffer) =>
+      t.send('POST', '/v1/fhir/r4', {
+        headers: {
+          ...bearer(t.key),
+          'content-type': 'application/fhir+json',
+          'content-encoding': coding,
+        },
+        body: bytes,
+      })
+    for (const [coding, bytes] of [
+      ['gzip', gzipSync(body)],
+      ['deflate', deflateSync(body)],
+      ['br', brotliCompressSync(body)],
+      ['GZip', gzipSync(body)],
+      ['identity', body],
+    ] as const) {
+      const answer = await send(coding, bytes)
+      expect(answer.status, coding).toBe(200)
+      expect(answer.json.entry[0].resource.resourceType, coding).toBe('CapabilityStatement')
+    }
+
+    const unknown = await send('zstd', body)
+    expect(unknown.status).toBe(415)
+    expect(unknown.json.issue[0].code).toBe('not-supported')
+    expect(unknown.headers['accept-encoding']).toBe('gzip, deflate, br')
+    const notGzip = await send('gzip', body)
+    expect(notGzip.status).toBe(400)
+    expect(notGzip.json.issue[0]).toMatchObject({
+      expression: ['body'],
+      details: { text: 'The body is not valid gzip data' },
+    })
+    // 40 MB of zeros in 40 KB of gzip: refused as it inflates, never buffered whole.
+    const bomb = await send('gzip', gzipSync(Buffer.alloc(40 * 1024 * 1024)))
+    expect(bomb.status).toBe(413)
+    expect(bomb.json.issue[0].code).toBe('too-long')
+    expect((await send('gzip', gzipSync(body))).status).toBe(200)
   })
 
   it('takes no query parameters but _format', async () => {

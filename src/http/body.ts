@@ -1,3 +1,5 @@
+import type { Readable, Transform } from 'node:stream'
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import type { Context } from 'koa'
 import getRawBody from 'raw-body'
 import { ApiError } from './errors.js'
@@ -14,6 +16,40 @@ const JSON_TYPES = [
 export const BODY_TIMEOUT_MS = 30_000
 
 class BodyTimeout extends Error {}
+
+/** The content codings a body may arrive in besides identity: the ones HTTP clients compress with. */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+}
+const READABLE_CODINGS = 'gzip, deflate, br'
+
+/**
+ * The body as the caller meant it: decoded when it was sent compressed (415 for a coding svc does not
+ * read). A compressed body more than `maxBytes` long is refused before it is read.
+ */
+function decodedBody(ctx: Context, coding: string, maxBytes: number): Readable {
+  if (coding === 'identity') return ctx.req
+  const makeDecoder = Object.hasOwn(DECODERS, coding) ? DECODERS[coding] : undefined
+  if (!makeDecoder) {
+    throw new ApiError(415, {
+      detail: `The body's Content-Encoding ${JSON.stringify(coding)} is not one svc reads; send it uncompressed or as gzip, deflate or br.`,
+      // RFC 9110 12.5.3: the codings that would have been read.
+      headers: { 'Accept-Encoding': READABLE_CODINGS },
+    })
+  }
+  if ((ctx.request.length ?? 0) > maxBytes) tooLarge(maxBytes)
+  const decoder = makeDecoder()
+  // Not stream.pipeline: a fault in the compressed bytes must not destroy the socket the answer goes out on.
+  ctx.req.on('error', (error) => decoder.destroy(error))
+  return ctx.req.pipe(decoder)
+}
+
+function tooLarge(maxBytes: number): never {
+  throw new ApiError(413, { detail: `The body exceeds the limit of ${maxBytes} bytes.` })
+}
 
 /**
  * Reads a JSON request body, refusing a non-JSON content type (415), stopping at `maxBytes` while reading
@@ -36,11 +72,18 @@ export async function readJsonBody(
       detail: `The body must be JSON (Content-Type application/fhir+json or application/json); got ${ctx.get('Content-Type') || 'no Content-Type'}.`,
     })
   }
+  const coding = ctx.get('Content-Encoding').trim().toLowerCase() || 'identity'
+  const body = decodedBody(ctx, coding, maxBytes)
   let text: string
   let timer: NodeJS.Timeout | undefined
   try {
     text = await Promise.race([
-      getRawBody(ctx.req, { limit: maxBytes, length: ctx.request.length, encoding: 'utf8' }),
+      getRawBody(body, {
+        limit: maxBytes,
+        // The declared length is the compressed one when a coding applies.
+        length: coding === 'identity' ? ctx.request.length : undefined,
+        encoding: 'utf8',
+      }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new BodyTimeout()), timeoutMs)
       }),
@@ -54,7 +97,16 @@ export async function readJsonBody(
     }
     const type = (error as { type?: string }).type
     if (type === 'entity.too.large') {
-      throw new ApiError(413, { detail: `The body exceeds the limit of ${maxBytes} bytes.` })
+      if (coding !== 'identity') ctx.set('Connection', 'close')
+      tooLarge(maxBytes)
+    }
+    if (coding !== 'identity') {
+      // What is left of the compressed bytes is not read: the connection cannot be used again.
+      ctx.set('Connection', 'close')
+      throw ApiError.invalid(
+        [{ path: ['body'], message: `The body is not valid ${coding} data` }],
+        `The body could not be decompressed (Content-Encoding ${coding}).`,
+      )
     }
     throw ApiError.invalid([{ path: ['body'], message: 'The body could not be read in full' }])
   } finally {
