@@ -308,12 +308,11 @@ async function importFeed(
             `${displayName(output.url)}:${line}: the feed names more than ${MAX_REFERENCE_RECORDS.toLocaleString('en-US')} Locations, Schedules and roles, the limit of one publisher`,
           )
         }
-        const problem = model.add(record, type, line, displayName(output.url))
+        const problem = model.add(record, type)
         if (problem) problems.add({ file: displayName(output.url), line, message: problem })
       })
     }
   }
-  for (const problem of model.resolveSchedules()) problems.add(problem)
 
   const syncedAt = new Date(options.clock()).toISOString()
   // The WAL starts over at a transaction's beginning only when every page in it is checkpointed: the last
