@@ -101,7 +101,7 @@ describe('FHIR batch', () => {
     expect(notJson.json.issue[0].expression).toEqual(['body'])
   })
 
-  it('answers 413 too-long past 1 MiB and 415 for a non-JSON body, as OperationOutcomes', async () => {
+  it('answers 413 too-long past 1 MiB and 415 for a non-JSON or non-UTF-8 body, as OperationOutcomes', async () => {
     const big = JSON.stringify({
       resourceType: 'Bundle',
       type: 'batch',
@@ -115,6 +115,18 @@ describe('FHIR batch', () => {
     const wrongType = await post('{}', 'text/plain')
     expect(wrongType.status).toBe(415)
     expect(wrongType.json.issue[0].code).toBe('not-supported')
+    const utf16 = Buffer.from('\ufeff{"resourceType":"Bundle","type":"batch","entry":[]}', 'utf16le')
+    const wrongCharset = await t.send('POST', '/v1/fhir/r4', {
+      headers: { ...bearer(t.key), 'content-type': 'application/fhir+json; charset=utf-16' },
+      body: utf16,
+    })
+    expect(wrongCharset.status).toBe(415)
+    expect(wrongCharset.json.issue[0].details.text).toBe(
+      'The body must be JSON in UTF-8; got charset=utf-16.',
+    )
+    const empty = JSON.stringify({ resourceType: 'Bundle', type: 'batch', entry: [] })
+    expect((await post(empty, 'application/fhir+json; charset=UTF-8')).status).toBe(200)
+    expect((await post(empty, 'application/json;charset="utf8"')).status).toBe(200)
   })
 
   it('reads a body sent compressed (gzip, deflate, br), bounded by its decompressed size', async () => {

@@ -52,7 +52,8 @@ function tooLarge(maxBytes: number): never {
 }
 
 /**
- * Reads a JSON request body, refusing a non-JSON content type (415), stopping at `maxBytes` while reading
+ * Reads a JSON request body, refusing a non-JSON content type or a charset other than UTF-8 (415), stopping
+ * at `maxBytes` of the decompressed body while reading
  * (413), so an oversized or endless body is never buffered, and at `timeoutMs` (408: a client that trickles
  * its body holds no connection for long; the connection is then closed).
  */
@@ -70,6 +71,14 @@ export async function readJsonBody(
   if (!ctx.is(JSON_TYPES)) {
     throw new ApiError(415, {
       detail: `The body must be JSON (Content-Type application/fhir+json or application/json); got ${ctx.get('Content-Type') || 'no Content-Type'}.`,
+    })
+  }
+  const charset = ctx.request.charset
+  // JSON between systems is UTF-8 (RFC 8259 8.1; FHIR's http page): a body declared in another charset would
+  // otherwise be read as UTF-8 and answered as not JSON.
+  if (charset && !/^utf-?8$/i.test(charset)) {
+    throw new ApiError(415, {
+      detail: `The body must be JSON in UTF-8; got charset=${charset}.`,
     })
   }
   const coding = ctx.get('Content-Encoding').trim().toLowerCase() || 'identity'
