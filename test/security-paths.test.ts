@@ -112,6 +112,39 @@ describe('path spellings under /v1', () => {
     expect(xml.json.resourceType).toBe('OperationOutcome')
   })
 
+  it('with a key, routes an escaped letter, digit or $ as the character itself, and nothing else', async () => {
+    const lookup = 'system=http://hl7.org/fhir/administrative-gender&code=male'
+    const plain = await send('GET', `/v1/fhir/r4/CodeSystem/$lookup?${lookup}`, bearer(t.key))
+    expect(plain.status).toBe(200)
+    for (const spelling of [
+      `/v1/fhir/r4/CodeSystem/%24lookup?${lookup}`,
+      `/v1/fhir/r4/%43odeSystem/%24%6c%6F%6Fkup?${lookup}`,
+    ]) {
+      const escaped = await send('GET', spelling, bearer(t.key))
+      expect(escaped.status, spelling).toBe(200)
+      expect(escaped.json, spelling).toEqual(plain.json)
+    }
+    expect((await send('GET', '/v1/%73cheduling/publishers', bearer(t.key))).status).toBe(200)
+    // An escaped / stays inside its segment, and an escaped % is data: neither reaches another route.
+    const slash = await send('GET', '/v1/fhir/r4/Practitioner%2Fx', bearer(t.key))
+    expect(slash.status).toBe(404)
+    const percent = await send('GET', '/v1/fhir/r4/CodeSystem/%2524lookup', bearer(t.key))
+    expect(percent.status).toBe(404)
+    // A batch entry routes as the lone request would.
+    const batch = await rawRequest(
+      t.url,
+      'POST',
+      '/v1/fhir/r4',
+      { ...bearer(t.key), 'content-type': 'application/fhir+json' },
+      JSON.stringify({
+        resourceType: 'Bundle',
+        type: 'batch',
+        entry: [{ request: { method: 'GET', url: `CodeSystem/%24lookup?${lookup}` } }],
+      }),
+    )
+    expect(batch.json.entry[0].resource).toEqual(plain.json)
+  })
+
   it('logs and counts a spelled path like any request, by its path as sent', async () => {
     // A minute of its own: refused requests are logged as a sample of each minute (and counted all).
     t.setNow(t.now() + 60_000)

@@ -2,8 +2,9 @@
  * Which base a request path belongs to: the FHIR base, the rest of the keyed API (`/v1`), or the open
  * pages (`/openapi.json`, `/docs`). Decided once per request, on the path's canonical form, so that every
  * spelling of a keyed path (`/V1/...`, `/v1/%73cheduling`, `//v1/./x`, `/v1/fhir/r4/../r4`) needs a key
- * and answers in its base's shape. Routing itself matches the path exactly: a spelling that is not a served
- * path is a 404 in its base's shape, after the key check.
+ * and answers in its base's shape. Routing matches the path as sent but for escapes of route characters
+ * (`routingPath`): another spelling (case, dot segments, repeated slashes) is a 404 in its base's shape,
+ * after the key check.
  */
 export type PathBase = 'fhir' | 'api' | 'open'
 
@@ -37,6 +38,22 @@ export function canonicalPath(path: string): string {
     else segments.push(segment)
   }
   return `/${segments.join('/')}`.toLowerCase()
+}
+
+/** A character a route's literal segments may hold: RFC 3986's unreserved ones, and `$` of FHIR operations. */
+const ROUTE_CHARACTER = /^[A-Za-z0-9\-._~$]$/
+
+/**
+ * The path with each escape of a route character decoded (`%24lookup` is `$lookup`, as clients that escape
+ * every segment send it; `%6D` is `m`), the others left as written: an escaped `/` or `%` is data, never a
+ * segment's end or another escape. Path parameters are decoded from this as from the path sent.
+ */
+export function routingPath(path: string): string {
+  if (!path.includes('%')) return path
+  return path.replace(/%[0-9A-Fa-f]{2}/g, (escape) => {
+    const character = String.fromCharCode(Number.parseInt(escape.slice(1), 16))
+    return ROUTE_CHARACTER.test(character) ? character : escape
+  })
 }
 
 const within = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)

@@ -16,6 +16,7 @@ import { COMPRESS_THRESHOLD } from './middleware/compressWhenAccepted.js'
 import { ApiError, errorShapeFor } from './errors.js'
 import { SplicedJson, toJson } from './json.js'
 import type { RequestState } from './state.js'
+import { routingPath } from './pathBase.js'
 
 export type Resolution =
   | { kind: 'endpoint'; endpoint: Endpoint; pathParams: Record<string, string> }
@@ -28,8 +29,8 @@ const REMEMBERED_PATHS = 4096
 
 /** The endpoint table, matched by @koa/router; shared by HTTP routing and the FHIR batch dispatcher. */
 export class Routes {
-  // Exact paths: any other spelling of a served path (case, escapes) is a 404 after the key check, which
-  // places every spelling by its canonical form (src/http/pathBase.ts).
+  // Exact paths but for escaped route characters: any other spelling of a served path (case, dot segments) is
+  // a 404 after the key check, which places every spelling by its canonical form (src/http/pathBase.ts).
   readonly #router = new Router({ sensitive: true })
   readonly #endpoints = new Map<Layer, Endpoint>()
   readonly #documents = new Map<string, unknown>()
@@ -58,7 +59,7 @@ export class Routes {
     if (!resolution) {
       if (this.#resolved.size >= REMEMBERED_PATHS)
         this.#resolved.delete(this.#resolved.keys().next().value as string)
-      resolution = this.#match(method, path)
+      resolution = this.#match(method, routingPath(path))
       this.#resolved.set(key, resolution)
     }
     return resolution
