@@ -53,9 +53,9 @@ function tooLarge(maxBytes: number): never {
 
 /**
  * Reads a JSON request body, refusing a non-JSON content type or a charset other than UTF-8 (415), stopping
- * at `maxBytes` of the decompressed body while reading
- * (413), so an oversized or endless body is never buffered, and at `timeoutMs` (408: a client that trickles
- * its body holds no connection for long; the connection is then closed).
+ * at `maxBytes` of the decompressed body while reading (413), so an oversized or endless body is never
+ * buffered, and at `timeoutMs` (408: a client that trickles its body holds no connection for long; the
+ * connection is then closed).
  */
 export async function readJsonBody(
   ctx: Context,
@@ -104,14 +104,10 @@ export async function readJsonBody(
         detail: `The body did not arrive whole within ${timeoutMs / 1000} s; send it at once.`,
       })
     }
-    const type = (error as { type?: string }).type
-    if (type === 'entity.too.large') {
-      if (coding !== 'identity') ctx.set('Connection', 'close')
-      tooLarge(maxBytes)
-    }
+    // What is left of compressed bytes is not read: the connection cannot be used again.
+    if (coding !== 'identity') ctx.set('Connection', 'close')
+    if ((error as { type?: string }).type === 'entity.too.large') tooLarge(maxBytes)
     if (coding !== 'identity') {
-      // What is left of the compressed bytes is not read: the connection cannot be used again.
-      ctx.set('Connection', 'close')
       throw ApiError.invalid(
         [{ path: ['body'], message: `The body is not valid ${coding} data` }],
         `The body could not be decompressed (Content-Encoding ${coding}).`,

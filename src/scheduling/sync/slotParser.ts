@@ -20,6 +20,8 @@ interface Pending<Source> {
   batch?: SlotBatch
 }
 
+const PARSER_YOUNG_GENERATION_MB = 8
+
 /**
  * Reads slot lines into slots on a thread of its own, so that parsing a feed (JSON, then the Slot's members:
  * about half of a sync's work) runs beside the writing on the calling thread on a machine with two cores or
@@ -27,8 +29,6 @@ interface Pending<Source> {
  * order the lines came, whoever read them; writing stays on the caller's thread, in its one transaction per
  * publisher.
  */
-const PARSER_YOUNG_GENERATION_MB = 8
-
 export class SlotParser {
   #worker: Worker | undefined
   #waiting: { resolve: (batch: SlotBatch) => void; reject: (error: Error) => void }[] = []
