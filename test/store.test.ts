@@ -178,6 +178,23 @@ describe('migrations', () => {
     a.close()
     b.close()
   })
+
+  it('wait for the live file as long as the caller said, also while the main file moves tables into it', async () => {
+    const path = tempDb()
+    // Another process writing to a live file this store has not set up yet.
+    const other = await holdWriteLock(liveDatabasePath(path))
+    try {
+      const started = performance.now()
+      expect(() => openStore({ db: path }, { busyTimeoutMs: 100 })).toThrow(/locked/)
+      // SQLite's default (5 s) was used for the live file the main file's steps open.
+      expect(performance.now() - started).toBeLessThan(2000)
+    } finally {
+      await other.release()
+    }
+    const store = openStore({ db: path }, { busyTimeoutMs: 100 })
+    upToDate(store.live, 'live')
+    store.close()
+  })
 })
 
 describe('a database made before the live file existed', () => {
@@ -254,6 +271,26 @@ describe('a database made before the live file existed', () => {
     expectMoved(path)
   })
 })
+
+/** Another process holding a file's write lock, taken on an empty file when there is none yet. */
+async function holdWriteLock(path: string) {
+  const script = `
+    const Database = require('better-sqlite3')
+    const db = new Database(process.argv[1])
+    db.pragma('journal_mode = WAL')
+    db.exec('BEGIN IMMEDIATE')
+    process.stdout.write('locked\\n')
+    process.stdin.once('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0) })
+  `
+  const child = spawn(process.execPath, ['-e', script, path], { stdio: ['pipe', 'pipe', 'inherit'] })
+  await once(child.stdout, 'data')
+  return {
+    async release() {
+      child.stdin.write('\\n')
+      await once(child, 'exit')
+    },
+  }
+}
 
 /** Another process holding the main file's write lock, as an import's long transaction does. */
 async function holdMainWriteLock(path: string) {

@@ -29,7 +29,7 @@ export function openMainFile(path: string, schema: StoreSchema, options: OpenOpt
     migrateOpened(db, schema.main, {
       livePath: () => {
         if (livePath === undefined) {
-          openLiveFile({ db: path }, schema.live).close()
+          openLiveFile({ db: path }, schema.live, options).close()
           livePath = liveDatabasePath(path)
         }
         return livePath
