@@ -272,17 +272,23 @@ describe('a database made before the live file existed', () => {
   })
 })
 
-/** Another process holding a file's write lock, taken on an empty file when there is none yet. */
-async function holdWriteLock(path: string) {
+/**
+ * Another process holding a file's write lock (taken on an empty file when there is none yet), after running
+ * `work` in its transaction.
+ */
+async function holdWriteLock(path: string, work = '') {
   const script = `
     const Database = require('better-sqlite3')
     const db = new Database(process.argv[1])
     db.pragma('journal_mode = WAL')
     db.exec('BEGIN IMMEDIATE')
+    db.exec(process.argv[2])
     process.stdout.write('locked\\n')
     process.stdin.once('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0) })
   `
-  const child = spawn(process.execPath, ['-e', script, path], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['-e', script, path, work], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
   await once(child.stdout, 'data')
   return {
     async release() {
@@ -293,25 +299,13 @@ async function holdWriteLock(path: string) {
 }
 
 /** Another process holding the main file's write lock, as an import's long transaction does. */
-async function holdMainWriteLock(path: string) {
-  const script = `
-    const Database = require('better-sqlite3')
-    const db = new Database(process.argv[1])
-    db.exec('BEGIN IMMEDIATE')
-    db.exec('CREATE TABLE import_staging (n INTEGER)')
-    db.exec('WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 100000) INSERT INTO import_staging SELECT n FROM s')
-    process.stdout.write('locked\\n')
-    process.stdin.once('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0) })
-  `
-  const child = spawn(process.execPath, ['-e', script, path], { stdio: ['pipe', 'pipe', 'inherit'] })
-  await once(child.stdout, 'data')
-  return {
-    async release() {
-      child.stdin.write('\\n')
-      await once(child, 'exit')
-    },
-  }
-}
+const holdMainWriteLock = (path: string) =>
+  holdWriteLock(
+    path,
+    `CREATE TABLE import_staging (n INTEGER);
+     WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 100000)
+     INSERT INTO import_staging SELECT n FROM s;`,
+  )
 
 describe('a long write on the main file', () => {
   it('does not hold up or fail keyed requests: their writes go to the live file', async () => {
