@@ -26,7 +26,6 @@ export class SeriesTallies {
   readonly #indexOf = new Map<number, number>()
   /** By series index × STATUSES + status. */
   #counts = new Int32Array(STATUSES * 1024)
-  #firsts = new Float64Array(STATUSES * 1024).fill(Number.NaN)
   #flags = new Uint8Array(1024)
   /** By slot, in the order taken: its start, and its series index × STATUSES + status. */
   #starts = new Float64Array(1 << 16)
@@ -46,8 +45,6 @@ export class SeriesTallies {
     }
     const key = index * STATUSES + status
     ;(this.#counts[key] as number)++
-    // NaN (no start yet) compares false.
-    if (!((this.#firsts[key] as number) <= startMs)) this.#firsts[key] = startMs
     if (online) (this.#flags[index] as number) |= ONLINE
     if (phone) (this.#flags[index] as number) |= PHONE
     if (this.#slots === this.#starts.length) this.#growSlots()
@@ -83,14 +80,12 @@ export class SeriesTallies {
     for (const [index, id] of this.#ids.entries()) {
       const at = index * STATUSES
       const statuses = Array.from({ length: STATUSES }, (_, status) => at + status)
+      const starts = statuses.map((key) => sorted.subarray(begins[key], begins[key + 1]).sort())
       yield {
         id,
         counts: statuses.map((key) => this.#counts[key] as number),
-        firsts: statuses.map((key) => {
-          const first = this.#firsts[key] as number
-          return Number.isNaN(first) ? null : first
-        }),
-        starts: statuses.map((key) => sorted.subarray(begins[key], begins[key + 1]).sort()),
+        firsts: starts.map((ofStatus) => ofStatus[0] ?? null),
+        starts,
         online: ((this.#flags[index] as number) & ONLINE) !== 0,
         phone: ((this.#flags[index] as number) & PHONE) !== 0,
       }
@@ -100,7 +95,6 @@ export class SeriesTallies {
   #growSeries(): void {
     const series = this.#flags.length * 2
     this.#counts = grown(this.#counts, new Int32Array(series * STATUSES))
-    this.#firsts = grown(this.#firsts, new Float64Array(series * STATUSES).fill(Number.NaN))
     this.#flags = grown(this.#flags, new Uint8Array(series))
   }
 
