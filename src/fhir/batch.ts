@@ -2,11 +2,10 @@ import { STATUS_CODES } from 'node:http'
 import type { KeyOwner } from '../accounts/keys.js'
 import type { Services } from '../api/endpoint.js'
 import type { PreparedAnswer } from '../http/answerCache.js'
-import { isStoreUnavailable } from '../db/open.js'
-import { ApiError, FHIR_BASE, operationOutcome, toApiError } from '../http/errors.js'
+import { ApiError, FHIR_BASE, operationOutcome } from '../http/errors.js'
 import { SplicedJson } from '../http/json.js'
 import { formatMediaType, formatOf } from '../http/middleware/negotiate.js'
-import { storeUnavailable } from '../http/middleware/renderErrors.js'
+import { answerToThrown } from '../http/middleware/renderErrors.js'
 import { pathBase } from '../http/pathBase.js'
 import { answerRequest, methodNotAllowed, notFound } from '../http/routes.js'
 
@@ -160,13 +159,9 @@ function runEntry(
 const answered = (answer: PreparedAnswer): EntryResult => ({ status: answer.status, answer })
 const headOnly = (answer: PreparedAnswer): EntryResult => ({ status: answer.status })
 
-/** An entry failed by its endpoint; what the operator must hear of (a bug, the store) is reported. */
-function refused(error: unknown, services: Services): EntryResult {
-  const unavailable = isStoreUnavailable(error)
-  const result = unavailable ? storeUnavailable() : toApiError(error)
-  if (unavailable || result.status === 500) services.reportFault(error)
-  return failure(result)
-}
+/** An entry failed by its endpoint, answered as a lone request would be. */
+const refused = (error: unknown, services: Services): EntryResult =>
+  failure(answerToThrown(error, services.reportFault))
 
 /**
  * Entries that wait (on a remote source) run this many at a time, so that one slow entry does not hold up

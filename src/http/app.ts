@@ -94,8 +94,7 @@ export function createApp(options: AppOptions): App {
   koa.use(
     renderErrors({
       docsUrl: config.docsUrl,
-      onInternalError,
-      onStoreUnavailable,
+      reportFault: services.reportFault,
     }),
   )
   if (options.pages) koa.use(options.pages)

@@ -13,7 +13,7 @@ import type { RequestState } from '../state.js'
 /** Seconds a caller should wait when the store is momentarily unreadable (locked, being replaced). */
 export const STORE_RETRY_AFTER_SECONDS = 2
 
-export function storeUnavailable(): ApiError {
+function storeUnavailable(): ApiError {
   return new ApiError(503, {
     detail:
       'The data store cannot be used at the moment; this says nothing about the request. Retry after the time in Retry-After.',
@@ -23,19 +23,26 @@ export function storeUnavailable(): ApiError {
   })
 }
 
+/**
+ * The answer to what a request's work threw, over HTTP and in a batch's entries alike: 503 when the store
+ * cannot be used, the error's own, or 500; what the operator must hear of (the store, a bug) goes to `report`.
+ */
+export function answerToThrown(thrown: unknown, report: (error: unknown) => void): ApiError {
+  const unavailable = isStoreUnavailable(thrown)
+  const error = unavailable ? storeUnavailable() : toApiError(thrown)
+  if (unavailable || error.status === 500) report(thrown)
+  return error
+}
+
 /** Renders every failure below it in the shape of its base: problem+json or OperationOutcome. */
 export function renderErrors(options: {
   docsUrl: string
-  onInternalError: (error: unknown) => void
-  onStoreUnavailable: (error: unknown) => void
+  reportFault: (error: unknown) => void
 }): Middleware<RequestState> {
   // Middleware below that is not async throws out of next() as a rejected promise: koa-compose turns it so.
   return (ctx, next) =>
     next().catch((thrown: unknown) => {
-      const unavailable = isStoreUnavailable(thrown)
-      const error = unavailable ? storeUnavailable() : toApiError(thrown)
-      if (unavailable) options.onStoreUnavailable(thrown)
-      if (error.status === 500) options.onInternalError(thrown)
+      const error = answerToThrown(thrown, options.reportFault)
       ctx.status = error.status
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
       if (ctx.state.shape === 'fhir') {
