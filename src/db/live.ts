@@ -1,6 +1,6 @@
 import { extname } from 'node:path'
-import { migrateOpened, type Step } from './migrate.js'
-import { type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
+import { migrate, type Step } from './migrate.js'
+import { closingOnError, type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
 
 /**
  * The live database holds what every request writes: usage counters, the request log and keys' last use.
@@ -20,6 +20,6 @@ export function liveDatabasePath(mainPath: string): string {
  */
 export function openLiveFile(config: { db: string }, steps: readonly Step[], options: OpenOptions = {}): Db {
   const db = openSqliteFile(liveDatabasePath(config.db), options)
-  if (!options.readonly) migrateOpened(db, steps)
+  if (!options.readonly) closingOnError(db, () => migrate(db, steps))
   return db
 }

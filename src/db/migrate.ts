@@ -82,20 +82,6 @@ export function migrate(db: Database.Database, steps: readonly Step[], options: 
   return ran
 }
 
-/** migrate() on a file just opened, which is closed when its schema cannot be brought up to date. */
-export function migrateOpened(
-  db: Database.Database,
-  steps: readonly Step[],
-  options: MigrateOptions = {},
-): void {
-  try {
-    migrate(db, steps, options)
-  } catch (error) {
-    db.close()
-    throw error
-  }
-}
-
 /** A file that records steps this version does not know: a newer svc wrote it, in tables this code may misread. */
 export class NewerStoreError extends UserError {}
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3'
 import { liveDatabasePath, openLiveFile } from './live.js'
-import { migrateOpened, type Step } from './migrate.js'
-import { type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
+import { migrate, type Step } from './migrate.js'
+import { closingOnError, type Db, type OpenOptions, openSqliteFile } from './sqlite.js'
 
 export { Db, type OpenOptions } from './sqlite.js'
 
@@ -26,15 +26,17 @@ export function openMainFile(path: string, schema: StoreSchema, options: OpenOpt
   const db = openSqliteFile(path, options, MAIN_PAGE_SIZE)
   if (!options.readonly) {
     let livePath: string | undefined
-    migrateOpened(db, schema.main, {
-      livePath: () => {
-        if (livePath === undefined) {
-          openLiveFile({ db: path }, schema.live, options).close()
-          livePath = liveDatabasePath(path)
-        }
-        return livePath
-      },
-    })
+    closingOnError(db, () =>
+      migrate(db, schema.main, {
+        livePath: () => {
+          if (livePath === undefined) {
+            openLiveFile({ db: path }, schema.live, options).close()
+            livePath = liveDatabasePath(path)
+          }
+          return livePath
+        },
+      }),
+    )
   }
   return db
 }
@@ -52,13 +54,7 @@ export function openStoreFiles(
   options: OpenOptions = {},
 ): Store {
   const db = openMainFile(config.db, schema, options)
-  let live: Db
-  try {
-    live = openLiveFile(config, schema.live, options)
-  } catch (error) {
-    db.close()
-    throw error
-  }
+  const live = closingOnError(db, () => openLiveFile(config, schema.live, options))
   return {
     db,
     live,

@@ -101,8 +101,8 @@ export function openSqliteFile(path: string, options: OpenOptions = {}, pageSize
   const readonly = options.readonly ?? false
   if (!readonly) mkdirSync(dirname(path), { recursive: true })
   const db = new Db(path, { readonly, fileMustExist: readonly })
-  try {
-    // The first statement reads the file's header: a file that is not a database fails here, not above.
+  // The first statement reads the file's header: a file that is not a database fails here, not above.
+  closingOnError(db, () => {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
     if (!readonly) {
       // Only a new file takes it: an existing one keeps the page size it was made with.
@@ -112,11 +112,18 @@ export function openSqliteFile(path: string, options: OpenOptions = {}, pageSize
       db.pragma('synchronous = NORMAL')
       db.pragma('foreign_keys = ON')
     }
+  })
+  return db
+}
+
+/** `work`'s result; `db` is closed when it throws, so that a file that cannot be set up is not left open. */
+export function closingOnError<T>(db: Database.Database, work: () => T): T {
+  try {
+    return work()
   } catch (error) {
     db.close()
     throw error
   }
-  return db
 }
 
 /**

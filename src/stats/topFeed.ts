@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { liveDatabasePath } from '../db/live.js'
 import { describeStoreError, isStoreUnavailable } from '../db/open.js'
-import { openSqliteFile } from '../db/sqlite.js'
+import { closingOnError, openSqliteFile } from '../db/sqlite.js'
 import { emptySnapshot, TopReader, type TopSnapshot, type TopSources } from './topSnapshot.js'
 
 /**
@@ -12,7 +12,7 @@ import { emptySnapshot, TopReader, type TopSnapshot, type TopSources } from './t
 export function openTopSources(dbPath: string): (TopSources & { close(): void }) | undefined {
   if (!existsSync(dbPath)) return undefined
   const main = openSqliteFile(dbPath, { readonly: true })
-  try {
+  return closingOnError(main, () => {
     // Opening reads nothing: the first read says whether the file is a database at all.
     main.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').get()
     // Requests and usage counters are in the live file next to the main one (src/db/live.ts). A store made
@@ -27,10 +27,7 @@ export function openTopSources(dbPath: string): (TopSources & { close(): void })
         main.close()
       },
     }
-  } catch (error) {
-    main.close()
-    throw error
-  }
+  })
 }
 
 /**
