@@ -269,6 +269,30 @@ describe('a sync of several publishers', () => {
     expect(db.prepare('SELECT count(*) FROM sched_slots').pluck().get()).toBe(4 * (SLOTS - 1 - REFUSED.size))
     db.close()
   })
+
+  it('fail one whose reference file breaks off while its slots are read ahead, and leave the thread to the next', async () => {
+    const db = openDatabase(join(dir, 'ref-broken', 'svc.db'))
+    const broken = join(dir, 'feed-ref-broken')
+    addPublisher(db, { slug: 'a-broken', manifestUrl: writeFeed(broken) })
+    addPublisher(db, { slug: 'b-whole', manifestUrl: writeFeed(join(dir, 'feed-ref-whole')) })
+    // The slot file is read ahead on the thread while the schedules are read; the last one is cut short.
+    writeFileSync(join(broken, 'schedules.ndjson'), '{"resourceType": "Schedule", "id": "s0"')
+    const reports = await syncPublishers(db, { clock: () => FROM })
+    expect(reports[0]).toMatchObject({
+      publisher: 'a-broken',
+      outcome: 'failed',
+      message: expect.stringMatching(/schedules\.ndjson ends in a partial record$/),
+    })
+    // The next publisher's slots are its own, every one, with its own lines' refusals.
+    expect(reports[1]).toMatchObject({
+      publisher: 'b-whole',
+      outcome: 'synced',
+      written: SLOTS - 1 - REFUSED.size,
+    })
+    expect(reports[1]?.problems.map((problem) => problem.line)).toEqual([...REFUSED.keys()])
+    expect(db.prepare("SELECT count(*) FROM sched_slots WHERE id GLOB 'a-broken:*'").pluck().get()).toBe(0)
+    db.close()
+  })
 })
 
 describe('the slot parser', () => {
@@ -311,6 +335,91 @@ describe('the slot parser', () => {
   })
 })
 
+describe('the slot parser before its caller is ready', () => {
+  const lineCount = 40_000
+  const text = () => moreSlotLines(lineCount, () => false) + '\n'
+
+  it('reads ahead a bounded way, settles nothing, then settles every line in order', async () => {
+    const parser = new SlotParser('too long')
+    let pulled = 0
+    let settledBeforeReady = 0
+    let ready = false
+    let open!: () => void
+    const writing = new Promise<void>((resolve) => (open = resolve))
+    const lines: number[] = []
+    try {
+      const reading = parser.each(
+        ['only'],
+        () => linesOf(Readable.from(counted(chunked(Buffer.from(text()), 64 * 1024), () => pulled++))),
+        (batch) => {
+          if (!ready) settledBeforeReady++
+          eachOfBatch(
+            batch,
+            '',
+            (_slot, line) => lines.push(line),
+            () => undefined,
+          )
+        },
+        writing,
+      )
+      // Let the reading run until it waits on the caller.
+      for (let turn = 0; turn < 200; turn++) await new Promise((resolve) => setImmediate(resolve))
+      const pulledBeforeReady = pulled
+      ready = true
+      open()
+      await reading
+      expect(settledBeforeReady).toBe(0)
+      // Lines went ahead, but not the whole file (about 14 MB of 64 KiB chunks).
+      expect(pulledBeforeReady).toBeGreaterThan(10)
+      expect(pulledBeforeReady).toBeLessThan(pulled)
+    } finally {
+      await parser.close()
+    }
+    expect(lines).toEqual(Array.from({ length: lineCount }, (_, index) => index + 1))
+  })
+
+  it("stops with the caller's reason, closes the source, and reads the next source whole", async () => {
+    const parser = new SlotParser('too long')
+    let closed = false
+    try {
+      const stopped = parser.each(
+        ['stopped'],
+        async function* () {
+          try {
+            yield* linesOf(Readable.from(chunked(Buffer.from(text()), 64 * 1024)))
+          } finally {
+            closed = true
+          }
+        },
+        () => {
+          throw new Error('settled a line of a stopped read')
+        },
+        new Promise((_resolve, reject) =>
+          setTimeout(() => reject(new Error('the reference files broke off')), 0),
+        ),
+      )
+      await expect(stopped).rejects.toThrow('the reference files broke off')
+      expect(closed).toBe(true)
+      const lines: string[] = []
+      await parser.each(
+        ['next'],
+        () =>
+          linesOf(Readable.from(chunked(Buffer.from(text().replaceAll('"id":"m', '"id":"n')), 64 * 1024))),
+        (batch) =>
+          eachOfBatch(
+            batch,
+            '',
+            (slot) => lines.push(slot.id),
+            () => undefined,
+          ),
+      )
+      expect(lines).toEqual(Array.from({ length: lineCount }, (_, index) => `n${index + 1}`))
+    } finally {
+      await parser.close()
+    }
+  })
+})
+
 describe('slot kinds', () => {
   it('keep apart slots whose schedule and appointment type differ only in where a NUL falls', () => {
     const slot = (schedule: string, appointmentType: string) =>
@@ -334,6 +443,13 @@ describe('slot kinds', () => {
     expect([...batch.kindOf]).toEqual([0, 1])
   })
 })
+
+function* counted<T>(items: Iterable<T>, each: () => void): Generator<T> {
+  for (const item of items) {
+    each()
+    yield item
+  }
+}
 
 function* chunked(bytes: Buffer, size: number): Generator<Buffer> {
   for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)

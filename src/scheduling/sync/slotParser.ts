@@ -12,6 +12,11 @@ const GROUP_BYTES = 512 * 1024
  * fifth of a national sync; 2 to 6 measured, 5 the fastest).
  */
 const THREAD_BACKLOG = 5
+/**
+ * Groups read ahead, at most, before the caller is ready to settle them (see `each`): enough for the thread to
+ * parse while a national publisher's reference files are read on the calling thread (about 6 groups).
+ */
+const READ_AHEAD_GROUPS = 24
 
 /** A group on the thread (or read in line), with the source it came from and, once read, its slots. */
 interface Pending<Source> {
@@ -49,37 +54,52 @@ export class SlotParser {
    * source it came from. The thread is kept busy across sources: the next source is opened while the last
    * groups of one are still being parsed (each file waited for its first group, and drained its last). A
    * throw from `settle` or a source stops the reading (batches still on the thread are dropped).
+   *
+   * Nothing is settled before `ready` resolves: until then the lines go to the thread, up to
+   * READ_AHEAD_GROUPS ahead, so that it parses while the caller does work of its own (a sync's reference
+   * files); a `ready` that rejects stops the reading with its reason.
    */
   async each<Source>(
     sources: Iterable<Source>,
     open: (source: Source) => AsyncIterable<Lines>,
     settle: (batch: SlotBatch, source: Source) => void,
+    ready: Promise<unknown> = Promise.resolve(),
   ): Promise<void> {
+    let isReady = false
+    const settling = ready.then(() => {
+      isReady = true
+    })
+    // Awaited before the first settle; a rejection seen there first is not left unhandled.
+    settling.catch(() => undefined)
     const pending: Pending<Source>[] = []
     let group: Lines[] = []
     let groupBytes = 0
     /** Settles the groups already answered, oldest first, without waiting on the thread. */
     const settleReady = () => {
+      if (!isReady) return
       for (let batch = pending[0]?.batch; batch; batch = pending[0]?.batch)
         settle(batch, (pending.shift() as Pending<Source>).source)
     }
-    /** Sends the group to the thread, or reads it in line when the thread is behind. */
+    const readInLine = (source: Source, lines: Lines) => {
+      const batch = readSlotLines(lines, this.oversized)
+      pending.push({ source, sent: Promise.resolve(batch), batch })
+    }
+    /** Sends the group to the thread, or reads it in line when the thread is behind and the caller ready. */
     const send = (source: Source) => {
-      let entry: Pending<Source>
-      if (pending.filter((waiting) => !waiting.batch).length >= this.threadBacklog) {
-        const batch = readSlotLines(joinLines(group), this.oversized)
-        entry = { source, sent: Promise.resolve(batch), batch }
+      if (isReady && pending.filter((waiting) => !waiting.batch).length >= this.threadBacklog) {
+        readInLine(source, joinLines(group))
       } else {
         const sent = this.#send(group)
-        entry = { source, sent }
+        const entry: Pending<Source> = { source, sent }
         // Settled in order below; a failure seen first by another is not left unhandled.
         sent.then((batch) => (entry.batch = batch)).catch(() => undefined)
+        pending.push(entry)
       }
-      pending.push(entry)
       group = []
       groupBytes = 0
     }
     const settleOldest = async () => {
+      await settling
       const oldest = pending.shift() as Pending<Source>
       settle(await oldest.sent, oldest.source)
     }
@@ -88,21 +108,22 @@ export class SlotParser {
         for await (const chunk of open(source)) {
           this.#lines += chunk.bounds.length / 2
           // Nothing is on the thread yet while lines are read in line: the first group goes past them.
-          if (this.#lines <= INLINE_LINES) {
-            settle(readSlotLines(chunk, this.oversized), source)
-            continue
+          if (this.#lines <= INLINE_LINES) readInLine(source, chunk)
+          else {
+            group.push(chunk)
+            groupBytes += chunk.data.length
+            if (groupBytes >= GROUP_BYTES) send(source)
           }
-          group.push(chunk)
-          groupBytes += chunk.data.length
-          if (groupBytes >= GROUP_BYTES) send(source)
           settleReady()
-          // Memory stays flat: the thread's groups and one read in line, at most.
-          while (pending.length > this.threadBacklog) await settleOldest()
+          // Memory stays flat: the thread's groups and one read in line, at most (more before `ready`).
+          while (pending.length > (isReady ? this.threadBacklog : READ_AHEAD_GROUPS)) await settleOldest()
         }
         // A group never joins two sources' lines: their line numbers each start at 1.
         if (group.length > 0) send(source)
       }
       while (pending.length > 0) await settleOldest()
+      // A source with no lines settles nothing: the caller's reason not to be ready still stops the read.
+      await settling
     } finally {
       // The thread answers in order: batches of a stopped read are taken off before the next read's.
       await Promise.allSettled(pending.map(({ sent }) => sent))

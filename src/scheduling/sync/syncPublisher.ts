@@ -136,8 +136,9 @@ async function eachRecord(
 /**
  * Reads every Slot line of the outputs, file after file, through `parser`: `take` with each slot, the
  * series `seriesOf` gave its kind (asked once per kind of a batch), its line and file, in line order; a slot
- * whose kind has no series (its schedule is unknown) is a problem. The lines are counted in `report.read` as
- * they are taken: a sync that fails part-way says how far it read.
+ * whose kind has no series (its schedule is unknown) is a problem. Nothing is taken before `ready`: the
+ * parser reads ahead meanwhile. The lines are counted in `report.read` as they are taken: a sync that fails
+ * part-way says how far it read.
  */
 async function eachSlot(
   outputs: readonly ManifestOutput[],
@@ -147,13 +148,15 @@ async function eachSlot(
   parser: SlotParser,
   report: Pick<SyncReport, 'read'>,
   idPrefix: string,
-  seriesOf: (kind: SlotKind) => number | undefined,
-  take: (slot: BatchSlot, series: number, line: number, file: string) => void,
+  ready: Promise<SlotWriting>,
 ): Promise<void> {
+  let writing: SlotWriting | undefined
+  const writingReady = ready.then((given) => (writing = given))
   await parser.each(
     outputs,
     (output) => readNdjsonLines(output.url, manifest, options),
     (batch, output) => {
+      const { seriesOf, take } = writing as SlotWriting
       const file = displayName(output.url)
       report.read += batch.records
       if (batch.brokenEnd) throw new FeedError(`${file} ends in a partial record`)
@@ -171,7 +174,14 @@ async function eachSlot(
         (line, message) => problems.add({ file, line, message }),
       )
     },
+    writingReady,
   )
+}
+
+/** Where the slots of a batch go once the transaction is open: the series of a kind, and each slot. */
+interface SlotWriting {
+  seriesOf: (kind: SlotKind) => number | undefined
+  take: (slot: BatchSlot, series: number, line: number, file: string) => void
 }
 
 /**
@@ -300,10 +310,103 @@ async function importFeed(
     if (options.onProgress && slotsTaken % PROGRESS_EVERY === 0)
       options.onProgress(publisher.slug, references + slotsTaken)
   }
+  // The slot files are read from the start: the parser's thread parses their first lines while this thread
+  // reads the reference files, and the slots wait for the transaction below.
+  let startWriting!: (writing: SlotWriting) => void
+  let stopBeforeWriting!: (reason: Error) => void
+  const writingReady = new Promise<SlotWriting>((resolve, reject) => {
+    startWriting = resolve
+    stopBeforeWriting = reject
+  })
+  const slotOutputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
+  const idPrefix = slotIdPrefix(publisher.slug)
+  const slotsRead = eachSlot(
+    slotOutputs,
+    manifest,
+    options,
+    problems,
+    threads.parser,
+    report,
+    idPrefix,
+    writingReady,
+  )
+  // Awaited in the transaction; a failure of the reading while the reference files are read is seen there.
+  slotsRead.catch(() => undefined)
+  try {
+    await readReferences(model, manifest, options, problems, report, () => ++references)
+    const syncedAt = new Date(options.clock()).toISOString()
+    // The WAL starts over at a transaction's beginning only when every page in it is checkpointed: the last
+    // publisher's (asked at its commit, mostly done by now) and this one's small writes since.
+    threads.checkpoints?.request()
+    await threads.checkpoints?.settled()
+    // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
+    // transaction spans the downloads, and a file that breaks off rolls everything back.
+    await inTransaction(db, async () => {
+      deletePublisherSlots(db, publisher.slug)
+      // The sync's slots go to a part of their own (see migration 5): they sit together in the slot order,
+      // so the commit writes few of its pages however many publishers are stored.
+      const part = db
+        .prepare('UPDATE sched_part_counter SET last = last + 1 RETURNING last')
+        .pluck()
+        .get() as number
+      const writer = new SlotWriter(db, publisher.slug, part)
+      startWriting({
+        seriesOf: (kind) => {
+          const schedule = model.schedules.get(kind.scheduleId)
+          if (!schedule) return undefined
+          return writer.seriesId(schedule, {
+            serviceTypes: kind.serviceTypes.length > 0 ? kind.serviceTypes : schedule.serviceTypes,
+            appointmentType: kind.appointmentType ?? null,
+            accepting: kind.accepting ?? schedule.accepting ?? null,
+          })
+        },
+        take: (slot, series, line, file) => {
+          progress()
+          if (writer.insertSlot(series, slot)) return
+          const message = `Slot ${slot.id.slice(idPrefix.length)} repeats an earlier line`
+          problems.add({ file, line, message })
+        },
+      })
+      await slotsRead
+      writer.finish()
+      db.prepare(
+        `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
+           transaction_time = ?, synced_at = ?, slot_count = ?, slot_part = ? WHERE slug = ?`,
+      ).run(
+        validators.etag,
+        validators.lastModified,
+        validators.sha256,
+        manifest.transactionTime,
+        syncedAt,
+        writer.written,
+        part,
+        publisher.slug,
+      )
+      report.written = writer.written
+      beforeCommit()
+    })
+  } finally {
+    // A sync that fails before its transaction stops the reading; either way the parser's thread is done
+    // with this feed before the next one's lines go to it.
+    stopBeforeWriting(new FeedError('the sync stopped before its slots were written'))
+    await slotsRead.catch(() => undefined)
+  }
+  threads.checkpoints?.request()
+}
+
+/** Reads the reference files into `model`, type after type (REFERENCE_TYPES: what a record names comes first). */
+async function readReferences(
+  model: FeedModel,
+  manifest: Manifest,
+  options: SyncOptions,
+  problems: Problems,
+  report: SyncReport,
+  counted: () => number,
+): Promise<void> {
   for (const type of REFERENCE_TYPES) {
     for (const output of manifest.outputs.filter((candidate) => candidate.type === type)) {
       report.read += await eachRecord(output, manifest, options, problems, (record, line) => {
-        if (++references > MAX_REFERENCE_RECORDS) {
+        if (counted() > MAX_REFERENCE_RECORDS) {
           throw new FeedError(
             `${displayName(output.url)}:${line}: the feed names more than ${MAX_REFERENCE_RECORDS.toLocaleString('en-US')} Locations, Schedules and roles, the limit of one publisher`,
           )
@@ -313,58 +416,6 @@ async function importFeed(
       })
     }
   }
-
-  const syncedAt = new Date(options.clock()).toISOString()
-  // The WAL starts over at a transaction's beginning only when every page in it is checkpointed: the last
-  // publisher's (asked at its commit, mostly done by now) and this one's small writes since.
-  threads.checkpoints?.request()
-  await threads.checkpoints?.settled()
-  // Slots stream straight into the open transaction, so memory stays flat whatever the feed's size; the
-  // transaction spans the downloads, and a file that breaks off rolls everything back.
-  await inTransaction(db, async () => {
-    deletePublisherSlots(db, publisher.slug)
-    // The sync's slots go to a part of their own (see migration 5): they sit together in the slot order,
-    // so the commit writes few of its pages however many publishers are stored.
-    const part = db
-      .prepare('UPDATE sched_part_counter SET last = last + 1 RETURNING last')
-      .pluck()
-      .get() as number
-    const writer = new SlotWriter(db, publisher.slug, part)
-    const slotOutputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
-    const idPrefix = slotIdPrefix(publisher.slug)
-    const seriesOf = (kind: SlotKind) => {
-      const schedule = model.schedules.get(kind.scheduleId)
-      if (!schedule) return undefined
-      return writer.seriesId(schedule, {
-        serviceTypes: kind.serviceTypes.length > 0 ? kind.serviceTypes : schedule.serviceTypes,
-        appointmentType: kind.appointmentType ?? null,
-        accepting: kind.accepting ?? schedule.accepting ?? null,
-      })
-    }
-    const take = (slot: BatchSlot, series: number, line: number, file: string) => {
-      progress()
-      if (writer.insertSlot(series, slot)) return
-      problems.add({ file, line, message: `Slot ${slot.id.slice(idPrefix.length)} repeats an earlier line` })
-    }
-    await eachSlot(slotOutputs, manifest, options, problems, threads.parser, report, idPrefix, seriesOf, take)
-    writer.finish()
-    db.prepare(
-      `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
-         transaction_time = ?, synced_at = ?, slot_count = ?, slot_part = ? WHERE slug = ?`,
-    ).run(
-      validators.etag,
-      validators.lastModified,
-      validators.sha256,
-      manifest.transactionTime,
-      syncedAt,
-      writer.written,
-      part,
-      publisher.slug,
-    )
-    report.written = writer.written
-    beforeCommit()
-  })
-  threads.checkpoints?.request()
 }
 
 /** Syncs every enabled publisher (or the one named), one after another; a failure does not stop the others. */
