@@ -10,6 +10,7 @@ import { SlotParser } from '../src/scheduling/sync/slotParser.js'
 import { syncPublisher, syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { linesOf } from '../src/ingest/lines.js'
 import { runCli, runCliJson } from './support/cli.js'
+import { startFeedServer } from './support/feedServer.js'
 
 /**
  * A feed large enough that its slot lines past the first 20,000 are read on the slot parser's thread
@@ -295,6 +296,33 @@ describe('a sync of several publishers', () => {
   })
 })
 
+describe('a sync from a server that drops the slot file while the reference files are read', () => {
+  it('reads the slot file again from its start and stores every slot once', async () => {
+    const feed = join(dir, 'feed-dropped')
+    writeFeed(feed)
+    const server = await startFeedServer(feed)
+    try {
+      // The schedules are answered only once the slot file's first answer has broken off.
+      server.failures.set('/slots.ndjson', 'truncate-once')
+      let dropped!: () => void
+      server.holds.set('/schedules.ndjson', new Promise<void>((resolve) => (dropped = resolve)))
+      server.onAnswered = (path) => {
+        if (path === '/slots.ndjson') dropped()
+      }
+      const db = openDatabase(join(dir, 'dropped', 'svc.db'))
+      addPublisher(db, { slug: 'big', manifestUrl: `${server.url}/$bulk-publish` })
+      const report = await syncPublisher(db, 'big', { clock: () => FROM })
+      expect(report).toMatchObject({ outcome: 'synced', written: SLOTS - 1 - REFUSED.size })
+      expect(report.problems.map((problem) => problem.line)).toEqual([...REFUSED.keys()])
+      expect(server.requests.filter(({ path }) => path === '/slots.ndjson')).toHaveLength(2)
+      expect(db.prepare('SELECT count(*) FROM sched_slots').pluck().get()).toBe(SLOTS - 1 - REFUSED.size)
+      db.close()
+    } finally {
+      await server.close()
+    }
+  })
+})
+
 describe('the slot parser', () => {
   it('settles batches in line order, file after file, whether the thread or the caller read them', async () => {
     // One group may wait on the thread: with sources read from memory (no turn of the event loop between
@@ -376,6 +404,65 @@ describe('the slot parser before its caller is ready', () => {
       await parser.close()
     }
     expect(lines).toEqual(Array.from({ length: lineCount }, (_, index) => index + 1))
+  })
+
+  it('reads a source that failed while reading ahead again from its start, and fails only when it fails again', async () => {
+    const parser = new SlotParser('too long')
+    const opened: string[] = []
+    let failures = 0
+    /** A source whose first opening breaks off after 20 chunks (a dropped connection); `always` breaks each. */
+    const source = (name: string, always: boolean) =>
+      async function* () {
+        const attempt = opened.push(name)
+        let chunks = 0
+        for await (const lines of linesOf(Readable.from(chunked(Buffer.from(text()), 64 * 1024)))) {
+          if (++chunks > 20 && (always || attempt === 1)) {
+            failures++
+            throw new Error(`${name} broke off`)
+          }
+          yield lines
+        }
+      }
+    /** Until the source has failed while the caller is not ready yet. */
+    const failed = async (count: number) => {
+      while (failures < count) await new Promise((resolve) => setImmediate(resolve))
+    }
+    try {
+      let open!: () => void
+      const lines: number[] = []
+      const reading = parser.each(
+        ['dropped once'],
+        source('dropped once', false),
+        (batch) =>
+          eachOfBatch(
+            batch,
+            '',
+            (_slot, line) => lines.push(line),
+            () => undefined,
+          ),
+        new Promise<void>((resolve) => (open = resolve)),
+      )
+      await failed(1)
+      open()
+      await reading
+      expect(opened).toEqual(['dropped once', 'dropped once'])
+      expect(lines).toEqual(Array.from({ length: lineCount }, (_, index) => index + 1))
+
+      opened.length = 0
+      let openAgain!: () => void
+      const failing = parser.each(
+        ['dropped always'],
+        source('dropped always', true),
+        () => undefined,
+        new Promise<void>((resolve) => (openAgain = resolve)),
+      )
+      await failed(2)
+      openAgain()
+      await expect(failing).rejects.toThrow('dropped always broke off')
+      expect(opened).toEqual(['dropped always', 'dropped always'])
+    } finally {
+      await parser.close()
+    }
   })
 
   it("stops with the caller's reason, closes the source, and reads the next source whole", async () => {

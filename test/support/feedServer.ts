@@ -8,8 +8,12 @@ export interface FeedServer {
   url: string
   /** Every request served, in order. */
   requests: { path: string; ifNoneMatch?: string }[]
-  /** Makes one path fail with this status until cleared. */
-  failures: Map<string, number | 'truncate'>
+  /** Makes one path fail with this status until cleared (`truncate-once`: only its next answer breaks off). */
+  failures: Map<string, number | 'truncate' | 'truncate-once'>
+  /** Makes one path's answers wait for the promise. */
+  holds: Map<string, Promise<unknown>>
+  /** Told of each answer's path once it is sent or broken off. */
+  onAnswered?: (path: string) => void
   close(): Promise<void>
 }
 
@@ -20,10 +24,14 @@ export interface FeedServer {
 export async function startFeedServer(dir: string): Promise<FeedServer> {
   const requests: FeedServer['requests'] = []
   const failures: FeedServer['failures'] = new Map()
-  const server: Server = createServer((req: IncomingMessage, res) => {
+  const holds: FeedServer['holds'] = new Map()
+  const server: Server = createServer(async (req: IncomingMessage, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)
     requests.push({ path, ifNoneMatch: req.headers['if-none-match'] })
+    res.once('close', () => feedServer.onAnswered?.(path))
+    await holds.get(path)
     const failure = failures.get(path)
+    if (failure === 'truncate-once') failures.delete(path)
     if (typeof failure === 'number') return res.writeHead(failure).end()
     let body: Buffer
     try {
@@ -33,7 +41,7 @@ export async function startFeedServer(dir: string): Promise<FeedServer> {
     }
     const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`
     if (req.headers['if-none-match'] === etag) return res.writeHead(304, { etag }).end()
-    if (failure === 'truncate') {
+    if (failure === 'truncate' || failure === 'truncate-once') {
       // Promise the whole file, send half, then drop the connection.
       res.writeHead(200, { 'content-length': body.length, etag })
       res.write(body.subarray(0, Math.floor(body.length / 2)))
@@ -42,14 +50,16 @@ export async function startFeedServer(dir: string): Promise<FeedServer> {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, etag }).end(body)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
+  const feedServer: FeedServer = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
     failures,
+    holds,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
         server.close(() => resolve())
       }),
   }
+  return feedServer
 }

@@ -18,6 +18,13 @@ const THREAD_BACKLOG = 5
  */
 const READ_AHEAD_GROUPS = 24
 
+/** Whether the caller of `each` is ready for batches, and whether a failure came before it was. */
+interface Readiness {
+  settling: Promise<void>
+  isReady: () => boolean
+  failure: { beforeReady: boolean }
+}
+
 /** A group on the thread (or read in line), with the source it came from and, once read, its slots. */
 interface Pending<Source> {
   source: Source
@@ -57,10 +64,12 @@ export class SlotParser {
    *
    * Nothing is settled before `ready` resolves: until then the lines go to the thread, up to
    * READ_AHEAD_GROUPS ahead, so that it parses while the caller does work of its own (a sync's reference
-   * files); a `ready` that rejects stops the reading with its reason.
+   * files); a `ready` that rejects stops the reading with its reason. Reading ahead costs nothing when it
+   * fails: a source that fails before the caller is ready (a server that drops a connection left waiting)
+   * is read again from the start once it is, and only a failure then stops the reading.
    */
   async each<Source>(
-    sources: Iterable<Source>,
+    sources: readonly Source[],
     open: (source: Source) => AsyncIterable<Lines>,
     settle: (batch: SlotBatch, source: Source) => void,
     ready: Promise<unknown> = Promise.resolve(),
@@ -71,12 +80,30 @@ export class SlotParser {
     })
     // Awaited before the first settle; a rejection seen there first is not left unhandled.
     settling.catch(() => undefined)
+    // Taken when the failure happens: the caller may be ready by the time the thread's last answers are in.
+    const failure = { beforeReady: false }
+    try {
+      await this.#read(sources, open, settle, { settling, isReady: () => isReady, failure })
+    } catch (error) {
+      if (!failure.beforeReady) throw error
+      // Nothing was settled: read again from the start once the caller is ready (or stop with its reason).
+      await settling
+      await this.#read(sources, open, settle, { settling, isReady: () => true, failure })
+    }
+  }
+
+  async #read<Source>(
+    sources: readonly Source[],
+    open: (source: Source) => AsyncIterable<Lines>,
+    settle: (batch: SlotBatch, source: Source) => void,
+    { settling, isReady, failure }: Readiness,
+  ): Promise<void> {
     const pending: Pending<Source>[] = []
     let group: Lines[] = []
     let groupBytes = 0
     /** Settles the groups already answered, oldest first, without waiting on the thread. */
     const settleReady = () => {
-      if (!isReady) return
+      if (!isReady()) return
       for (let batch = pending[0]?.batch; batch; batch = pending[0]?.batch)
         settle(batch, (pending.shift() as Pending<Source>).source)
     }
@@ -86,7 +113,7 @@ export class SlotParser {
     }
     /** Sends the group to the thread, or reads it in line when the thread is behind and the caller ready. */
     const send = (source: Source) => {
-      if (isReady && pending.filter((waiting) => !waiting.batch).length >= this.threadBacklog) {
+      if (isReady() && pending.filter((waiting) => !waiting.batch).length >= this.threadBacklog) {
         readInLine(source, joinLines(group))
       } else {
         const sent = this.#send(group)
@@ -116,7 +143,7 @@ export class SlotParser {
           }
           settleReady()
           // Memory stays flat: the thread's groups and one read in line, at most (more before `ready`).
-          while (pending.length > (isReady ? this.threadBacklog : READ_AHEAD_GROUPS)) await settleOldest()
+          while (pending.length > (isReady() ? this.threadBacklog : READ_AHEAD_GROUPS)) await settleOldest()
         }
         // A group never joins two sources' lines: their line numbers each start at 1.
         if (group.length > 0) send(source)
@@ -124,6 +151,9 @@ export class SlotParser {
       while (pending.length > 0) await settleOldest()
       // A source with no lines settles nothing: the caller's reason not to be ready still stops the read.
       await settling
+    } catch (error) {
+      failure.beforeReady = !isReady()
+      throw error
     } finally {
       // The thread answers in order: batches of a stopped read are taken off before the next read's.
       await Promise.allSettled(pending.map(({ sent }) => sent))
