@@ -333,7 +333,7 @@ async function importFeed(
   // Awaited in the transaction; a failure of the reading while the reference files are read is seen there.
   slotsRead.catch(() => undefined)
   try {
-    await readReferences(model, manifest, options, problems, report, () => ++references)
+    references = await readReferences(model, manifest, options, problems, report)
     const syncedAt = new Date(options.clock()).toISOString()
     // The WAL starts over at a transaction's beginning only when every page in it is checkpointed: the last
     // publisher's (asked at its commit, mostly done by now) and this one's small writes since.
@@ -350,23 +350,7 @@ async function importFeed(
         .pluck()
         .get() as number
       const writer = new SlotWriter(db, publisher.slug, part)
-      startWriting({
-        seriesOf: (kind) => {
-          const schedule = model.schedules.get(kind.scheduleId)
-          if (!schedule) return undefined
-          return writer.seriesId(schedule, {
-            serviceTypes: kind.serviceTypes.length > 0 ? kind.serviceTypes : schedule.serviceTypes,
-            appointmentType: kind.appointmentType ?? null,
-            accepting: kind.accepting ?? schedule.accepting ?? null,
-          })
-        },
-        take: (slot, series, line, file) => {
-          progress()
-          if (writer.insertSlot(series, slot)) return
-          const message = `Slot ${slot.id.slice(idPrefix.length)} repeats an earlier line`
-          problems.add({ file, line, message })
-        },
-      })
+      startWriting(slotWriting(model, writer, idPrefix, problems, progress))
       await slotsRead
       writer.finish()
       db.prepare(
@@ -394,19 +378,49 @@ async function importFeed(
   threads.checkpoints?.request()
 }
 
-/** Reads the reference files into `model`, type after type (REFERENCE_TYPES: what a record names comes first). */
+/** Where a publisher's slots go: each kind's series of `model`'s schedule, each slot into `writer`. */
+function slotWriting(
+  model: FeedModel,
+  writer: SlotWriter,
+  idPrefix: string,
+  problems: Problems,
+  progress: () => void,
+): SlotWriting {
+  return {
+    seriesOf: (kind) => {
+      const schedule = model.schedules.get(kind.scheduleId)
+      if (!schedule) return undefined
+      return writer.seriesId(schedule, {
+        serviceTypes: kind.serviceTypes.length > 0 ? kind.serviceTypes : schedule.serviceTypes,
+        appointmentType: kind.appointmentType ?? null,
+        accepting: kind.accepting ?? schedule.accepting ?? null,
+      })
+    },
+    take: (slot, series, line, file) => {
+      progress()
+      if (writer.insertSlot(series, slot)) return
+      const message = `Slot ${slot.id.slice(idPrefix.length)} repeats an earlier line`
+      problems.add({ file, line, message })
+    },
+  }
+}
+
+/**
+ * Reads the reference files into `model`, type after type (REFERENCE_TYPES: what a record names comes first);
+ * returns how many records they held.
+ */
 async function readReferences(
   model: FeedModel,
   manifest: Manifest,
   options: SyncOptions,
   problems: Problems,
   report: SyncReport,
-  counted: () => number,
-): Promise<void> {
+): Promise<number> {
+  let references = 0
   for (const type of REFERENCE_TYPES) {
     for (const output of manifest.outputs.filter((candidate) => candidate.type === type)) {
       report.read += await eachRecord(output, manifest, options, problems, (record, line) => {
-        if (counted() > MAX_REFERENCE_RECORDS) {
+        if (++references > MAX_REFERENCE_RECORDS) {
           throw new FeedError(
             `${displayName(output.url)}:${line}: the feed names more than ${MAX_REFERENCE_RECORDS.toLocaleString('en-US')} Locations, Schedules and roles, the limit of one publisher`,
           )
@@ -416,6 +430,7 @@ async function readReferences(
       })
     }
   }
+  return references
 }
 
 /** Syncs every enabled publisher (or the one named), one after another; a failure does not stop the others. */
