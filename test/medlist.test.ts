@@ -386,6 +386,28 @@ describe('refusals, limits and privacy', () => {
     expect(noKey.headers['cache-control']).toBe('no-store')
   })
 
+  it("says no-store on every answer of its path, another method's refusal and OPTIONS included", async () => {
+    const auth = { authorization: `Bearer ${t.key}` }
+    for (const [method, status] of [
+      ['GET', 405],
+      ['HEAD', 405],
+      ['OPTIONS', 204],
+    ] as const) {
+      const response = await t.send(method, PATH, { headers: auth })
+      expect([method, response.status, response.headers['cache-control']]).toEqual([
+        method,
+        status,
+        'no-store',
+      ])
+    }
+    const keyless = await t.send('GET', PATH)
+    expect([keyless.status, keyless.headers['cache-control']]).toEqual([401, 'no-store'])
+    // Another path's refusal stays cacheable as before.
+    const other = await t.send('POST', '/v1/fhir/r4/metadata', { headers: auth })
+    expect(other.status).toBe(405)
+    expect(other.headers['cache-control']).toBeUndefined()
+  })
+
   it('refuses a body over 16 MiB (413) and over 50,000 records (400 too-long), and is refused inside a batch', async () => {
     const big = await reconcile(
       `{"resourceType":"Bundle","type":"collection","entry":[],"pad":"${'x'.repeat(16 * 1024 * 1024)}"}`,

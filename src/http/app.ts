@@ -89,7 +89,12 @@ export function createApp(options: AppOptions): App {
     const resolution = routes.resolve(method, path)
     return resolution.kind === 'endpoint' ? resolution.endpoint : undefined
   }
-  koa.use(requestContext({ usage, log: requestLog, clock, endpointOf }))
+  const servesPatientData = (method: string, path: string) => {
+    const resolution = routes.resolve(method, path)
+    if (resolution.kind === 'endpoint') return resolution.endpoint.patientData === true
+    return resolution.kind === 'method-not-allowed' && resolution.patientData
+  }
+  koa.use(requestContext({ usage, log: requestLog, clock, endpointOf, servesPatientData }))
   koa.use(compressWhenAccepted())
   koa.use(
     renderErrors({

@@ -20,7 +20,8 @@ import { routingPath } from './pathBase.js'
 
 export type Resolution =
   | { kind: 'endpoint'; endpoint: Endpoint; pathParams: Record<string, string> }
-  | { kind: 'method-not-allowed'; allow: string[] }
+  /** `patientData`: an endpoint of the path, by another method, serves patient data (its refusal is not cached either). */
+  | { kind: 'method-not-allowed'; allow: string[]; patientData: boolean }
   | { kind: 'not-found' }
 
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'OPTIONS']
@@ -79,7 +80,12 @@ export class Routes {
     if (match.path.length === 0) return { kind: 'not-found' }
     const methods = new Set(match.path.flatMap((candidate) => candidate.methods))
     methods.add('OPTIONS')
-    return { kind: 'method-not-allowed', allow: METHOD_ORDER.filter((name) => methods.has(name)) }
+    const patientData = match.path.some((candidate) => this.#endpoints.get(candidate)?.patientData === true)
+    return {
+      kind: 'method-not-allowed',
+      allow: METHOD_ORDER.filter((name) => methods.has(name)),
+      patientData,
+    }
   }
 }
 

@@ -39,6 +39,8 @@ export function requestContext(deps: {
   clock: Clock
   /** The endpoint a method and path name, for a request refused before routing (401, 429). */
   endpointOf: (method: string, path: string) => Endpoint | undefined
+  /** Whether the path serves patient data, by this method or (refused: 405, OPTIONS) by another. */
+  servesPatientData: (method: string, path: string) => boolean
 }): Middleware<RequestState> {
   return async (ctx, next) => {
     const startedAt = deps.clock()
@@ -85,8 +87,13 @@ export function requestContext(deps: {
       // Resolved once here for a request refused before routing; the request log reads it on close.
       const { method, path } = ctx.request
       ctx.state.endpoint ??= deps.endpointOf(method === 'HEAD' ? 'GET' : method, path)
-      // Patient data is never kept by a cache on the way, nor is a refusal of it (the body may have been read).
-      if (ctx.state.endpoint?.patientData) ctx.response.set('Cache-Control', 'no-store')
+      // Patient data is never kept by a cache on the way, nor is any other answer of its path (a refusal, a
+      // 405, OPTIONS: the body may have been read).
+      const { endpoint } = ctx.state
+      const patientData = endpoint
+        ? endpoint.patientData === true
+        : deps.servesPatientData(method === 'HEAD' ? 'GET' : method, path)
+      if (patientData) ctx.response.set('Cache-Control', 'no-store')
       const reservation = ctx.state.reservation
       if (reservation && isUncounted(ctx.response.status)) {
         try {
