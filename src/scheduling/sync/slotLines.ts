@@ -122,8 +122,8 @@ export function readSlotLines(lines: Lines, oversized: string): SlotBatch {
 }
 
 /**
- * The batch's slots and refused lines, in line order: `take` with each slot (its id behind `idPrefix`),
- * `refuse` with each refused line.
+ * The batch's slots and refused lines, in line order: `take` with each slot (its id behind `idPrefix`; one
+ * object for all, so `take` keeps none of it), `refuse` with each refused line.
  */
 export function eachOfBatch(
   batch: SlotBatch,
@@ -147,24 +147,31 @@ export function eachOfBatch(
     cut += length
     return value
   }
+  // An object a slot was two million objects of garbage in a national sync.
+  const slot: BatchSlot = {
+    kind: 0,
+    id: '',
+    status: 0,
+    startMs: 0,
+    endMs: 0,
+    bookingLink: null,
+    bookingPhone: null,
+    capacity: null,
+  }
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index] as number
     refuseBefore(line)
     const base = index * TEXT_MEMBERS
     const capacity = numbers[index * 4 + 3] as number
-    take(
-      {
-        kind: kindOf[index] as number,
-        id: idPrefix + (next(base) as string),
-        status: numbers[index * 4] as number,
-        startMs: numbers[index * 4 + 1] as number,
-        endMs: numbers[index * 4 + 2] as number,
-        bookingLink: next(base + 1),
-        bookingPhone: next(base + 2),
-        capacity: Number.isNaN(capacity) ? null : capacity,
-      },
-      line,
-    )
+    slot.kind = kindOf[index] as number
+    slot.id = idPrefix + (next(base) as string)
+    slot.status = numbers[index * 4] as number
+    slot.startMs = numbers[index * 4 + 1] as number
+    slot.endMs = numbers[index * 4 + 2] as number
+    slot.bookingLink = next(base + 1)
+    slot.bookingPhone = next(base + 2)
+    slot.capacity = Number.isNaN(capacity) ? null : capacity
+    take(slot, line)
   }
   refuseBefore(Number.POSITIVE_INFINITY)
 }
