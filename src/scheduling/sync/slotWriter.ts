@@ -68,6 +68,11 @@ export class SlotWriter {
   readonly #insertSlot
   readonly #insertSlots
   readonly #seen = new Uint32Array((1 << SEEN_BITS_LOG2) / 32)
+  /**
+   * The JSON of values many rows share (a location's summary, by each provider there; a list of codings, by
+   * the feed model's one copy of it), made once.
+   */
+  readonly #sharedJson = new WeakMap<object, string>()
   /** Columns of the slots waiting for a full statement, one after the other. */
   readonly #waiting: unknown[] = []
   written = 0
@@ -105,7 +110,7 @@ export class SlotWriter {
       this.#insertGroup.run(
         this.publisher,
         group.key,
-        JSON.stringify(group.location),
+        this.#jsonOf(group.location),
         group.provider ? JSON.stringify(group.provider) : null,
         group.isVirtual ? 1 : 0,
       ).lastInsertRowid,
@@ -138,8 +143,8 @@ export class SlotWriter {
         group.isVirtual ? 1 : 0,
         JSON.stringify(group.npis),
         schedule.id,
-        JSON.stringify(attributes.serviceTypes),
-        JSON.stringify(schedule.specialties),
+        this.#jsonOf(attributes.serviceTypes),
+        this.#jsonOf(schedule.specialties),
         attributes.appointmentType,
         attributes.accepting,
       ).lastInsertRowid,
@@ -206,6 +211,15 @@ export class SlotWriter {
          WHERE series_id BETWEEN ? AND ? AND part = ? ORDER BY 1, 2, 3, 4, 5`,
       )
       .run(lowest, highest, this.part)
+  }
+
+  #jsonOf(value: object): string {
+    let json = this.#sharedJson.get(value)
+    if (json === undefined) {
+      json = JSON.stringify(value)
+      this.#sharedJson.set(value, json)
+    }
+    return json
   }
 
   /** Whether a slot of this series, status and start may have been given before; marks it given. */
