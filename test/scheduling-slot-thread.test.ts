@@ -7,7 +7,7 @@ import { openDatabase } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { eachOfBatch, readSlotLines } from '../src/scheduling/sync/slotLines.js'
 import { SlotParser } from '../src/scheduling/sync/slotParser.js'
-import { syncPublisher, syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
+import { fetchRefusal, syncPublisher, syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { linesOf } from '../src/ingest/lines.js'
 import { runCli, runCliJson } from './support/cli.js'
 import { startFeedServer } from './support/feedServer.js'
@@ -269,6 +269,59 @@ describe('a sync of several publishers', () => {
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000)
     expect(db.prepare('SELECT count(*) FROM sched_slots').pluck().get()).toBe(4 * (SLOTS - 1 - REFUSED.size))
     db.close()
+  })
+
+  it('begin the next while one is written, and keep its claim when that one rolls back', async () => {
+    const root = join(dir, 'feeds-rollback')
+    // The first publisher's last slot line is cut short: it fails after all its slot files were read, when the
+    // next one is already begun (claimed inside its transaction).
+    writeFeed(join(root, 'a'), '{"resourceType": "Slot", "id": "cut')
+    writeFeed(join(root, 'b'))
+    const server = await startFeedServer(root)
+    try {
+      const db = openDatabase(join(dir, 'rollback', 'svc.db'))
+      addPublisher(db, { slug: 'a', manifestUrl: `${server.url}/a/$bulk-publish` })
+      addPublisher(db, { slug: 'b', manifestUrl: `${server.url}/b/$bulk-publish` })
+      const reports = await syncPublishers(db, { clock: () => FROM })
+      expect(reports.map(({ publisher, outcome }) => [publisher, outcome])).toEqual([
+        ['a', 'failed'],
+        ['b', 'synced'],
+      ])
+      expect(reports[1]?.written).toBe(SLOTS - 1 - REFUSED.size)
+      // Claimed, though the transaction its claim was first written in rolled back.
+      expect(fetchRefusal(db, 'b', FROM + 1_000)).toMatch(/fetched less than a minute ago/)
+      db.close()
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('give back the claim of the next one, begun while one is written, when the run is interrupted', async () => {
+    const root = join(dir, 'feeds-interrupted')
+    writeFeed(join(root, 'a'))
+    writeFeed(join(root, 'b'))
+    const server = await startFeedServer(root)
+    const interrupt = new AbortController()
+    // Interrupted as soon as b is begun, which is while a is written.
+    server.onAnswered = (path) => {
+      if (path === '/b/$bulk-publish') interrupt.abort()
+    }
+    try {
+      const db = openDatabase(join(dir, 'interrupted', 'svc.db'))
+      addPublisher(db, { slug: 'a', manifestUrl: `${server.url}/a/$bulk-publish` })
+      addPublisher(db, { slug: 'b', manifestUrl: `${server.url}/b/$bulk-publish` })
+      await expect(syncPublishers(db, { clock: () => FROM, signal: interrupt.signal })).rejects.toThrow(
+        /interrupted while syncing a/,
+      )
+      expect(server.requests.map(({ path }) => path)).toContain('/b/$bulk-publish')
+      expect(db.prepare("SELECT count(*) FROM sched_slots WHERE id GLOB 'b:*'").pluck().get()).toBe(0)
+      // b may be synced again at once: its claim was given back.
+      expect(db.prepare("SELECT last_fetch_at FROM publishers WHERE slug = 'b'").pluck().get()).toBeNull()
+      expect(fetchRefusal(db, 'b', FROM + 1_000)).toBeUndefined()
+      db.close()
+    } finally {
+      await server.close()
+    }
   })
 
   it('fail one whose reference file breaks off while its slots are read ahead, and leave the thread to the next', async () => {

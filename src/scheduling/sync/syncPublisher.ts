@@ -11,6 +11,7 @@ import {
   fetchManifest,
   type Manifest,
   type ManifestOutput,
+  type ManifestValidators,
   oversizedRecord,
   readNdjson,
   readNdjsonLines,
@@ -87,12 +88,15 @@ function claimFetch(db: Db, slug: string, now: number): boolean {
   )
 }
 
+/**
+ * Records a sync's outcome, and its claim again: a sync begun inside the last publisher's transaction (see
+ * syncPublishers) lost its claim if that one rolled back.
+ */
 function recordOutcome(db: Db, report: SyncReport, at: number): void {
   const { problems: _problems, ...summary } = report
-  db.prepare('UPDATE publishers SET last_sync = ? WHERE slug = ?').run(
-    JSON.stringify({ at: new Date(at).toISOString(), ...summary }),
-    report.publisher,
-  )
+  db.prepare(
+    'UPDATE publishers SET last_sync = ?, last_fetch_at = max(ifnull(last_fetch_at, 0), ?) WHERE slug = ?',
+  ).run(JSON.stringify({ at: new Date(at).toISOString(), ...summary }), at, report.publisher)
 }
 
 class Problems {
@@ -149,12 +153,17 @@ async function eachSlot(
   report: Pick<SyncReport, 'read'>,
   idPrefix: string,
   ready: Promise<SlotWriting>,
+  onAllRead?: () => void,
 ): Promise<void> {
   let writing: SlotWriting | undefined
   const writingReady = ready.then((given) => (writing = given))
+  const last = outputs[outputs.length - 1]
   await parser.each(
     outputs,
-    (output) => readNdjsonLines(output.url, manifest, options),
+    (output) => {
+      const lines = readNdjsonLines(output.url, manifest, options)
+      return output === last && onAllRead ? thenTell(lines, onAllRead) : lines
+    },
     (batch, output) => {
       const { seriesOf, take } = writing as SlotWriting
       const file = displayName(output.url)
@@ -178,6 +187,12 @@ async function eachSlot(
   )
 }
 
+/** The items, then `tell` once they all came (not when their reading fails or stops). */
+async function* thenTell<T>(items: AsyncIterable<T>, tell: () => void): AsyncGenerator<T> {
+  yield* items
+  tell()
+}
+
 /** Where the slots of a batch go once the transaction is open: the series of a kind, and each slot. */
 interface SlotWriting {
   seriesOf: (kind: SlotKind) => number | undefined
@@ -197,7 +212,7 @@ export async function syncPublisher(
 ): Promise<SyncReport> {
   const threads = shared ?? { parser: new SlotParser(oversizedRecord(options.limits)) }
   try {
-    return await syncWith(db, slug, options, threads)
+    return await completeSync(db, await beginSync(db, slug, options, threads), options)
   } finally {
     if (!shared) await threads.parser.close()
   }
@@ -213,14 +228,47 @@ interface SyncThreads {
   checkpoints?: CheckpointThread
 }
 
-async function syncWith(
+/** Slot files being read ahead: `start` hands them the writing once the transaction is open, `stop` ends them. */
+interface SlotRead {
+  done: Promise<void>
+  start: (writing: SlotWriting) => void
+  stop: (reason: Error) => void
+}
+
+/**
+ * A publisher's sync as far as it goes before its reference files: claimed, its manifest fetched and its slot
+ * files being read ahead; or its outcome already known (no publisher, fetched lately, unchanged, failed), for
+ * `completeSync` to record.
+ */
+interface BegunSync {
+  slug: string
+  started: number
+  report: SyncReport
+  /** When it was fetched before this claim, to give back when the sync is abandoned (interrupted) unbegun. */
+  fetchedBefore?: number | null
+  known?: { outcome: SyncOutcome; message: string }
+  feed?: FetchedFeed
+}
+
+const failureOf = (error: unknown) =>
+  error instanceof FeedError ? error.message : `the store: ${(error as Error).message}`
+
+/** A full disk or an I/O error fails a publisher as a broken feed does; anything else is a fault. */
+const failsThePublisher = (error: unknown) => error instanceof FeedError || isStoreUnavailable(error)
+
+/**
+ * Begins a sync: claims the publisher (the once-a-minute rule), fetches its manifest and starts reading its
+ * slot files ahead (`onSlotsRead` once they all came). Writes nothing but the claim, so it may run inside
+ * another publisher's transaction (see syncPublishers).
+ */
+async function beginSync(
   db: Db,
   slug: string,
   options: SyncOptions,
   threads: SyncThreads,
-): Promise<SyncReport> {
+  onSlotsRead?: () => void,
+): Promise<BegunSync> {
   const started = options.clock()
-  const publisher = findPublisher(db, slug)
   const report: SyncReport = {
     publisher: slug,
     outcome: 'failed',
@@ -230,6 +278,45 @@ async function syncWith(
     ms: 0,
     problems: [],
   }
+  const begun: BegunSync = { slug, started, report }
+  const known = (outcome: SyncOutcome, message: string) => {
+    begun.known = { outcome, message }
+    return begun
+  }
+  const publisher = findPublisher(db, slug)
+  if (!publisher) return known('failed', `no publisher "${slug}"`)
+  const state = db
+    .prepare(
+      `SELECT last_fetch_at AS fetchedBefore, manifest_etag AS etag, manifest_last_modified AS lastModified,
+         manifest_sha256 AS sha256 FROM publishers WHERE slug = ?`,
+    )
+    .get(slug) as ManifestValidators & { fetchedBefore: number | null }
+  if (!claimFetch(db, slug, started)) return known('skipped', FETCHED_LATELY)
+  begun.fetchedBefore = state.fetchedBefore
+  try {
+    const fetched = await fetchManifest(publisher.manifestUrl, state, options)
+    if (!fetched.changed) return known('unchanged', 'manifest unchanged since the last sync')
+    const problems = new Problems()
+    const slots = readSlotsAhead(
+      fetched.manifest,
+      slug,
+      options,
+      problems,
+      threads.parser,
+      report,
+      onSlotsRead,
+    )
+    begun.feed = { ...fetched, publisher, threads, problems, slots }
+    return begun
+  } catch (error) {
+    if (!failsThePublisher(error)) throw error
+    return known('failed', failureOf(error))
+  }
+}
+
+/** Completes a begun sync: its reference files and its transaction, or the outcome known; records it. */
+async function completeSync(db: Db, begun: BegunSync, options: SyncOptions): Promise<SyncReport> {
+  const { report, started } = begun
   const settle = (outcome: SyncOutcome, message?: string) => {
     report.outcome = outcome
     if (message) report.message = message
@@ -240,41 +327,37 @@ async function syncWith(
     if (outcome !== 'skipped') recordOutcome(db, report, started)
     return report
   }
-  if (!publisher) return finish('failed', `no publisher "${slug}"`)
-  if (!claimFetch(db, slug, started)) {
-    return finish('skipped', FETCHED_LATELY)
-  }
+  if (begun.known) return finish(begun.known.outcome, begun.known.message)
+  const feed = begun.feed as FetchedFeed
   try {
-    const state = db
-      .prepare(
-        `SELECT manifest_etag AS etag, manifest_last_modified AS lastModified, manifest_sha256 AS sha256
-         FROM publishers WHERE slug = ?`,
-      )
-      .get(slug) as { etag: string | null; lastModified: string | null; sha256: string | null }
-    const fetched = await fetchManifest(publisher.manifestUrl, state, options)
-    if (!fetched.changed) return finish('unchanged', 'manifest unchanged since the last sync')
-    const problems = new Problems()
     // The outcome is recorded in the sync's own transaction: every commit to the main file makes each
     // server drop what it keeps of it (answers, known keys), so a sync commits as few times as it can.
-    const feed = { publisher, manifest: fetched.manifest, validators: fetched.validators, threads }
-    await importFeed(db, feed, report, problems, options, () => {
-      report.problems = problems.list
-      report.skipped = problems.count
+    await importFeed(db, feed, report, feed.problems, options, () => {
+      report.problems = feed.problems.list
+      report.skipped = feed.problems.count
       settle('synced')
       recordOutcome(db, report, started)
     })
     return report
   } catch (error) {
-    // A full disk or an I/O error fails this publisher as a broken feed does: it is recorded where the
-    // operator looks (svc top, the dashboard), and the next publishers may still fit.
-    if (!(error instanceof FeedError) && !isStoreUnavailable(error)) throw error
+    // Recorded where the operator looks (svc top, the dashboard), and the next publishers may still fit.
+    if (!failsThePublisher(error)) throw error
     // What the rolled-back transaction spilled into the WAL goes back to the disk.
     giveBackWal(db)
-    return finish(
-      'failed',
-      error instanceof FeedError ? error.message : `the store: ${(error as Error).message}`,
-    )
+    return finish('failed', failureOf(error))
   }
+}
+
+/** Stops a sync begun and not completed (the run was interrupted); its claim is given back. */
+async function abandonSync(db: Db, begun: BegunSync): Promise<void> {
+  begun.feed?.slots.stop(new FeedError('the sync was interrupted'))
+  await begun.feed?.slots.done.catch(() => undefined)
+  if (begun.fetchedBefore === undefined) return
+  db.prepare('UPDATE publishers SET last_fetch_at = ? WHERE slug = ? AND last_fetch_at = ?').run(
+    begun.fetchedBefore,
+    begun.slug,
+    begun.started,
+  )
 }
 
 /** Checkpoints the WAL and truncates it, when no reader holds it; a busy file is left for the next checkpoint. */
@@ -291,16 +374,55 @@ interface FetchedFeed {
   manifest: Manifest
   validators: FetchedValidators
   threads: SyncThreads
+  problems: Problems
+  slots: SlotRead
+}
+
+/**
+ * Starts reading the slot files ahead (the parser's thread parses their first lines while this thread reads
+ * the reference files); the slots wait for the transaction, which `start` opens to them.
+ */
+function readSlotsAhead(
+  manifest: Manifest,
+  slug: string,
+  options: SyncOptions,
+  problems: Problems,
+  parser: SlotParser,
+  report: SyncReport,
+  onAllRead?: () => void,
+): SlotRead {
+  let start!: (writing: SlotWriting) => void
+  let stop!: (reason: Error) => void
+  const writing = new Promise<SlotWriting>((resolve, reject) => {
+    start = resolve
+    stop = reject
+  })
+  const outputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
+  const done = eachSlot(
+    outputs,
+    manifest,
+    options,
+    problems,
+    parser,
+    report,
+    slotIdPrefix(slug),
+    writing,
+    onAllRead,
+  )
+  // Awaited in the transaction; a failure of the reading while the reference files are read is seen there.
+  done.catch(() => undefined)
+  return { done, start, stop }
 }
 
 async function importFeed(
   db: Db,
-  { publisher, manifest, validators, threads }: FetchedFeed,
+  feed: FetchedFeed,
   report: SyncReport,
   problems: Problems,
   options: SyncOptions,
   beforeCommit: () => void,
 ): Promise<void> {
+  const { publisher, manifest, validators, threads } = feed
   const model = new FeedModel(publisher.slug)
   let references = 0
   // Counted here: report.read moves by batches of lines.
@@ -310,28 +432,7 @@ async function importFeed(
     if (options.onProgress && slotsTaken % PROGRESS_EVERY === 0)
       options.onProgress(publisher.slug, references + slotsTaken)
   }
-  // The slot files are read from the start: the parser's thread parses their first lines while this thread
-  // reads the reference files, and the slots wait for the transaction below.
-  let startWriting!: (writing: SlotWriting) => void
-  let stopBeforeWriting!: (reason: Error) => void
-  const writingReady = new Promise<SlotWriting>((resolve, reject) => {
-    startWriting = resolve
-    stopBeforeWriting = reject
-  })
-  const slotOutputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
-  const idPrefix = slotIdPrefix(publisher.slug)
-  const slotsRead = eachSlot(
-    slotOutputs,
-    manifest,
-    options,
-    problems,
-    threads.parser,
-    report,
-    idPrefix,
-    writingReady,
-  )
-  // Awaited in the transaction; a failure of the reading while the reference files are read is seen there.
-  slotsRead.catch(() => undefined)
+  const { slots } = feed
   try {
     references = await readReferences(model, manifest, options, problems, report)
     const syncedAt = new Date(options.clock()).toISOString()
@@ -350,8 +451,8 @@ async function importFeed(
         .pluck()
         .get() as number
       const writer = new SlotWriter(db, publisher.slug, part)
-      startWriting(slotWriting(model, writer, idPrefix, problems, progress))
-      await slotsRead
+      slots.start(slotWriting(model, writer, slotIdPrefix(publisher.slug), problems, progress))
+      await slots.done
       writer.finish()
       db.prepare(
         `UPDATE publishers SET manifest_etag = ?, manifest_last_modified = ?, manifest_sha256 = ?,
@@ -372,8 +473,8 @@ async function importFeed(
   } finally {
     // A sync that fails before its transaction stops the reading; either way the parser's thread is done
     // with this feed before the next one's lines go to it.
-    stopBeforeWriting(new FeedError('the sync stopped before its slots were written'))
-    await slotsRead.catch(() => undefined)
+    slots.stop(new FeedError('the sync stopped before its slots were written'))
+    await slots.done.catch(() => undefined)
   }
   threads.checkpoints?.request()
 }
@@ -450,14 +551,29 @@ export async function syncPublishers(
     threads.checkpoints = new CheckpointThread(db.name)
     db.pragma('wal_autocheckpoint = 0')
   }
+  // The next publisher is begun once this one's slot files are all read: the parser's thread parses its first
+  // slot lines while this one's slot keys are sorted and committed (it had nothing to do then).
+  const begun = new Map<number, Promise<BegunSync>>()
+  const begin = (index: number): Promise<BegunSync> => {
+    const following = () => {
+      if (index + 1 >= slugs.length || begun.has(index + 1)) return
+      const next = begin(index + 1)
+      // Awaited in its turn; a fault of the store is not left unhandled until then.
+      next.catch(() => undefined)
+      begun.set(index + 1, next)
+    }
+    return beginSync(db, slugs[index] as string, options, threads, following)
+  }
   try {
-    for (const slug of slugs) {
-      const report = await syncPublisher(db, slug, options, threads)
-      reports.push(report)
+    for (let index = 0; index < slugs.length; index++) {
+      const sync = await (begun.get(index) ?? begin(index))
+      begun.delete(index)
+      reports.push(await completeSync(db, sync, options))
       // Interrupted: the publisher under way rolled back; the others are left as they are.
-      if (options.signal?.aborted) throw new FeedError(`interrupted while syncing ${slug}`)
+      if (options.signal?.aborted) throw new FeedError(`interrupted while syncing ${sync.slug}`)
     }
   } finally {
+    for (const next of begun.values()) await next.then((sync) => abandonSync(db, sync)).catch(() => undefined)
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`)
     await threads.parser.close()
     await threads.checkpoints?.close()
