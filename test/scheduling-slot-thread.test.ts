@@ -391,7 +391,7 @@ describe('the slot parser', () => {
     try {
       await parser.each(
         files,
-        (file) => linesOf(Readable.from(chunked(Buffer.from(text(file)), 64 * 1024))),
+        (file) => linesIn(text(file)),
         (batch, file) => {
           eachOfBatch(
             batch,
@@ -431,7 +431,7 @@ describe('the slot parser before its caller is ready', () => {
     try {
       const reading = parser.each(
         ['only'],
-        () => linesOf(Readable.from(counted(chunked(Buffer.from(text()), 64 * 1024), () => pulled++))),
+        () => linesIn(text(), () => pulled++),
         (batch) => {
           if (!ready) settledBeforeReady++
           eachOfBatch(
@@ -468,7 +468,7 @@ describe('the slot parser before its caller is ready', () => {
       async function* () {
         const attempt = opened.push(name)
         let chunks = 0
-        for await (const lines of linesOf(Readable.from(chunked(Buffer.from(text()), 64 * 1024)))) {
+        for await (const lines of linesIn(text())) {
           if (++chunks > 20 && (always || attempt === 1)) {
             failures++
             throw new Error(`${name} broke off`)
@@ -526,7 +526,7 @@ describe('the slot parser before its caller is ready', () => {
         ['stopped'],
         async function* () {
           try {
-            yield* linesOf(Readable.from(chunked(Buffer.from(text()), 64 * 1024)))
+            yield* linesIn(text())
           } finally {
             closed = true
           }
@@ -543,8 +543,7 @@ describe('the slot parser before its caller is ready', () => {
       const lines: string[] = []
       await parser.each(
         ['next'],
-        () =>
-          linesOf(Readable.from(chunked(Buffer.from(text().replaceAll('"id":"m', '"id":"n')), 64 * 1024))),
+        () => linesIn(text().replaceAll('"id":"m', '"id":"n')),
         (batch) =>
           eachOfBatch(
             batch,
@@ -583,6 +582,10 @@ describe('slot kinds', () => {
     expect([...batch.kindOf]).toEqual([0, 1])
   })
 })
+
+/** The lines of `text` as a stream gives them, in chunks of 64 KiB (`eachChunk` told of each as it is read). */
+const linesIn = (text: string, eachChunk = () => {}) =>
+  linesOf(Readable.from(counted(chunked(Buffer.from(text), 64 * 1024), eachChunk)))
 
 function* counted<T>(items: Iterable<T>, each: () => void): Generator<T> {
   for (const item of items) {

@@ -244,7 +244,7 @@ interface BegunSync {
   slug: string
   started: number
   report: SyncReport
-  /** When it was fetched before this claim, to give back when the sync is abandoned (interrupted) unbegun. */
+  /** When it was fetched before this claim: given back when the run is interrupted before it completes. */
   fetchedBefore?: number | null
   known?: { outcome: SyncOutcome; message: string }
   feed?: FetchedFeed
@@ -332,7 +332,7 @@ async function completeSync(db: Db, begun: BegunSync, options: SyncOptions): Pro
   try {
     // The outcome is recorded in the sync's own transaction: every commit to the main file makes each
     // server drop what it keeps of it (answers, known keys), so a sync commits as few times as it can.
-    await importFeed(db, feed, report, feed.problems, options, () => {
+    await importFeed(db, feed, report, options, () => {
       report.problems = feed.problems.list
       report.skipped = feed.problems.count
       settle('synced')
@@ -418,11 +418,10 @@ async function importFeed(
   db: Db,
   feed: FetchedFeed,
   report: SyncReport,
-  problems: Problems,
   options: SyncOptions,
   beforeCommit: () => void,
 ): Promise<void> {
-  const { publisher, manifest, validators, threads } = feed
+  const { publisher, manifest, validators, threads, problems, slots } = feed
   const model = new FeedModel(publisher.slug)
   let references = 0
   // Counted here: report.read moves by batches of lines.
@@ -432,7 +431,6 @@ async function importFeed(
     if (options.onProgress && slotsTaken % PROGRESS_EVERY === 0)
       options.onProgress(publisher.slug, references + slotsTaken)
   }
-  const { slots } = feed
   try {
     references = await readReferences(model, manifest, options, problems, report)
     const syncedAt = new Date(options.clock()).toISOString()
