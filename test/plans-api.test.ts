@@ -326,7 +326,11 @@ describe('InsurancePlan search', () => {
     expect(values.json.issue.flatMap((issue: any) => issue.expression).sort()).toEqual(
       ['_count', 'county', 'name:contains', 'state', 'type'].sort(),
     )
-    expect((await get('InsurancePlan')).status).toBe(400)
+    const bare = await get('InsurancePlan')
+    expect(bare.status).toBe(400)
+    expect(bare.json.issue[0].details.text).toBe(
+      'A search of InsurancePlan needs one of _id, identifier, name, name:contains, name:exact, state, county, type, plan-year, owned-by or page',
+    )
     expect((await get('InsurancePlan?state=FL&state=TX')).status).toBe(400)
   })
 })

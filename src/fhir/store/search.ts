@@ -89,7 +89,7 @@ export function searchRules(
   if (!hasCriterion && issues.length === 0 && search.count !== 'whole') {
     issues.push({
       path: [criteria[0] ?? 'page'],
-      message: `A ${type} search needs ${criteria.join(', ')} or page`,
+      message: `A search of ${type} needs one of ${criteria.join(', ')} or page`,
     })
   }
   if (values._summary === 'count') {
