@@ -244,7 +244,9 @@ async function serve(keepDir: string | undefined) {
     const kept = keepDir ? join(keepDir, `${whole ? 'all-' : ''}p${publisher}-${file}`) : undefined
     if (kept && existsSync(kept)) {
       response.writeHead(200, NDJSON)
-      return void pipeline(createReadStream(kept, { highWaterMark: 1 << 20 }), response).catch(() => response.destroy())
+      return void pipeline(createReadStream(kept, { highWaterMark: 1 << 20 }), response).catch(() =>
+        response.destroy(),
+      )
     }
     void stream(response, records, kept)
   })
