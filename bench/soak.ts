@@ -155,11 +155,11 @@ function runQueueWait(pid: number): number {
  * only starts them and answers nothing).
  */
 function servingProcesses(pid: number): { all: number[]; answering: number[] } {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(' ')
-    .filter(Boolean)
-    .map(Number)
+  const listed = `/proc/${pid}/task/${pid}/children`
+  // Kernels built without CONFIG_PROC_CHILDREN do not list them: the primary alone is counted then.
+  const children = existsSync(listed)
+    ? readFileSync(listed, 'utf8').trim().split(' ').filter(Boolean).map(Number)
+    : []
   return { all: [pid, ...children], answering: children.length > 0 ? children : [pid] }
 }
 
