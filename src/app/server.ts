@@ -92,6 +92,12 @@ export async function startServer(
   // The usage counter waits for the live file's lock asynchronously; SQLite's busy handler would sleep
   // with the event loop stopped (src/accounts/usage.ts).
   live.pragma('busy_timeout = 0')
+  // A commit past 1,000 pages of WAL checkpoints the file in the committing connection, fsyncs included: on the
+  // event loop, behind an import's writes, one such fsync held every request for 200-270 ms (bench soak, 3 of
+  // about 20 runs). These connections never checkpoint: the request log's writer thread does the live file's (it
+  // commits every flush), the imports and syncs the main file's.
+  live.pragma('wal_autocheckpoint = 0')
+  db.pragma('wal_autocheckpoint = 0')
   // Listen before building the app so links derived from a port-0 config name the bound port.
   const server = createServer({
     maxHeaderSize: MAX_HEADER_BYTES,
