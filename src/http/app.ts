@@ -85,16 +85,14 @@ export function createApp(options: AppOptions): App {
   koa.on('error', (error: unknown) => {
     if (!CALLER_GONE.has((error as { code?: string }).code ?? '')) onInternalError(error)
   })
-  const endpointOf = (method: string, path: string) => {
-    const resolution = routes.resolve(method, path)
-    return resolution.kind === 'endpoint' ? resolution.endpoint : undefined
-  }
-  const servesPatientData = (method: string, path: string) => {
-    const resolution = routes.resolve(method, path)
-    if (resolution.kind === 'endpoint') return resolution.endpoint.patientData === true
-    return resolution.kind === 'method-not-allowed' && resolution.patientData
-  }
-  koa.use(requestContext({ usage, log: requestLog, clock, endpointOf, servesPatientData }))
+  koa.use(
+    requestContext({
+      usage,
+      log: requestLog,
+      clock,
+      resolve: (method, path) => routes.resolve(method, path),
+    }),
+  )
   koa.use(compressWhenAccepted())
   koa.use(
     renderErrors({

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { Middleware } from 'koa'
 import type { UsageCounter } from '../../accounts/usage.js'
-import type { Endpoint } from '../../api/endpoint.js'
 import type { Clock } from '../../clock.js'
 import type { RequestLog } from '../../stats/requestLog.js'
 import { pathBase } from '../pathBase.js'
+import type { Resolution } from '../routes.js'
 import type { RequestState } from '../state.js'
 import { isUuid } from '../../uuid.js'
 
@@ -37,11 +37,14 @@ export function requestContext(deps: {
   usage: UsageCounter
   log: RequestLog
   clock: Clock
-  /** The endpoint a method and path name, for a request refused before routing (401, 429). */
-  endpointOf: (method: string, path: string) => Endpoint | undefined
-  /** Whether the path serves patient data, by this method or (refused: 405, OPTIONS) by another. */
-  servesPatientData: (method: string, path: string) => boolean
+  /** What the router makes of a method and path, for a request refused before routing (401, 429, 405). */
+  resolve: (method: string, path: string) => Resolution
 }): Middleware<RequestState> {
+  // HEAD is answered as GET.
+  const resolutionOf = (method: string, path: string) =>
+    deps.resolve(method === 'HEAD' ? 'GET' : method, path)
+  const endpointOf = (resolution: Resolution) =>
+    resolution.kind === 'endpoint' ? resolution.endpoint : undefined
   return async (ctx, next) => {
     const startedAt = deps.clock()
     const started = performance.now()
@@ -60,7 +63,7 @@ export function requestContext(deps: {
     ctx.res.on('close', () => {
       if (ctx.state.unlogged) return
       const { method, path } = ctx.request
-      const endpoint = ctx.state.endpoint ?? deps.endpointOf(method === 'HEAD' ? 'GET' : method, path)
+      const endpoint = ctx.state.endpoint ?? endpointOf(resolutionOf(method, path))
       const status = ctx.response.status
       const record = {
         requestId,
@@ -85,14 +88,13 @@ export function requestContext(deps: {
       await next()
     } finally {
       // Resolved once here for a request refused before routing; the request log reads it on close.
-      const { method, path } = ctx.request
-      ctx.state.endpoint ??= deps.endpointOf(method === 'HEAD' ? 'GET' : method, path)
       // Patient data is never kept by a cache on the way, nor is any other answer of its path (a refusal, a
       // 405, OPTIONS: the body may have been read).
-      const { endpoint } = ctx.state
-      const patientData = endpoint
-        ? endpoint.patientData === true
-        : deps.servesPatientData(method === 'HEAD' ? 'GET' : method, path)
+      const resolution = ctx.state.endpoint ? undefined : resolutionOf(ctx.request.method, ctx.request.path)
+      if (resolution) ctx.state.endpoint = endpointOf(resolution)
+      const patientData =
+        ctx.state.endpoint?.patientData === true ||
+        (resolution?.kind === 'method-not-allowed' && resolution.patientData)
       if (patientData) ctx.response.set('Cache-Control', 'no-store')
       const reservation = ctx.state.reservation
       if (reservation && isUncounted(ctx.response.status)) {

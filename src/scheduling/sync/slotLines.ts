@@ -147,7 +147,7 @@ export function eachOfBatch(
     cut += length
     return value
   }
-  // An object a slot was two million objects of garbage in a national sync.
+  // One object a slot made two million objects of garbage in a national sync.
   const slot: BatchSlot = {
     kind: 0,
     id: '',

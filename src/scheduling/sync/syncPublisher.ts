@@ -228,11 +228,14 @@ interface SyncThreads {
   checkpoints?: CheckpointThread
 }
 
-/** Slot files being read ahead: `start` hands them the writing once the transaction is open, `stop` ends them. */
+/**
+ * Slot files being read ahead: `start` hands them the writing once the transaction is open; `stop` ends a
+ * reading not started yet (`reason`) and resolves once the parser's thread is done with it.
+ */
 interface SlotRead {
   done: Promise<void>
   start: (writing: SlotWriting) => void
-  stop: (reason: Error) => void
+  stop: (reason: Error) => Promise<void>
 }
 
 /**
@@ -350,8 +353,7 @@ async function completeSync(db: Db, begun: BegunSync, options: SyncOptions): Pro
 
 /** Stops a sync begun and not completed (the run was interrupted); its claim is given back. */
 async function abandonSync(db: Db, begun: BegunSync): Promise<void> {
-  begun.feed?.slots.stop(new FeedError('the sync was interrupted'))
-  await begun.feed?.slots.done.catch(() => undefined)
+  await begun.feed?.slots.stop(new FeedError('the sync was interrupted'))
   if (begun.fetchedBefore === undefined) return
   db.prepare('UPDATE publishers SET last_fetch_at = ? WHERE slug = ? AND last_fetch_at = ?').run(
     begun.fetchedBefore,
@@ -392,10 +394,10 @@ function readSlotsAhead(
   onAllRead?: () => void,
 ): SlotRead {
   let start!: (writing: SlotWriting) => void
-  let stop!: (reason: Error) => void
+  let refuse!: (reason: Error) => void
   const writing = new Promise<SlotWriting>((resolve, reject) => {
     start = resolve
-    stop = reject
+    refuse = reject
   })
   const outputs = manifest.outputs.filter((candidate) => candidate.type === 'Slot')
   const done = eachSlot(
@@ -411,6 +413,10 @@ function readSlotsAhead(
   )
   // Awaited in the transaction; a failure of the reading while the reference files are read is seen there.
   done.catch(() => undefined)
+  const stop = async (reason: Error) => {
+    refuse(reason)
+    await done.catch(() => undefined)
+  }
   return { done, start, stop }
 }
 
@@ -471,8 +477,7 @@ async function importFeed(
   } finally {
     // A sync that fails before its transaction stops the reading; either way the parser's thread is done
     // with this feed before the next one's lines go to it.
-    slots.stop(new FeedError('the sync stopped before its slots were written'))
-    await slots.done.catch(() => undefined)
+    await slots.stop(new FeedError('the sync stopped before its slots were written'))
   }
   threads.checkpoints?.request()
 }
