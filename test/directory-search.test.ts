@@ -160,6 +160,21 @@ describe('Practitioner', () => {
     expect(roles.length).toBeGreaterThan(0)
     expect(next(response.json)).toBeUndefined()
   })
+
+  it("adds each match's roles in the order of the matches, then of the file, once each", async () => {
+    const roles = fixture('PractitionerRole')
+    const response = await get('Practitioner?name=a&_include=PractitionerRole:practitioner&_count=30')
+    const matches = ids(response.json)
+    const expected = matches.flatMap((id: string) =>
+      roles.filter((role) => role.practitioner?.reference === `Practitioner/${id}`).map((role) => role.id),
+    )
+    // Several matches have roles: the order of the matches shows.
+    const withRoles = matches.filter((id: string) =>
+      roles.some((role) => role.practitioner?.reference === `Practitioner/${id}`),
+    )
+    expect(withRoles.length).toBeGreaterThan(3)
+    expect(ids(response.json, 'include')).toEqual([...new Set(expected)])
+  })
 })
 
 describe('page cursors', () => {
