@@ -273,14 +273,14 @@ export async function generateKeptFeed(url: string, publishers: number, asOne = 
 }
 
 /** This feed server in a child process of its own (so that generating never takes the bench's thread). */
-export function startFeedProcess(keepDir?: string): Promise<{ url: string; stop: () => void }> {
+export function startFeedProcess(keepDir?: string): Promise<{ url: string; pid: number; stop: () => void }> {
   const keep = keepDir ? [keepDir] : []
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...keep], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return new Promise((resolve, reject) => {
     child.stdout.once('data', (chunk: Buffer) =>
-      resolve({ url: chunk.toString().trim(), stop: () => child.kill() }),
+      resolve({ url: chunk.toString().trim(), pid: child.pid as number, stop: () => child.kill() }),
     )
     child.once('exit', (code) => reject(new Error(`feed server exited ${code}`)))
   })
