@@ -261,10 +261,7 @@ async function load(
   const shares = cpu()
   // Stopped with the load, read while the server writes its event-loop figures.
   const waited =
-    sched &&
-    recording?.stop(servingProcesses(serverPid).answering[0] as number, (pid) =>
-      partOf(pid, serverPid, sched),
-    )
+    sched && recording?.stop(servingProcesses(serverPid).answering, (pid) => partOf(pid, serverPid, sched))
   // Each serving process writes its event-loop delay over its last 10-20 s with its request log's flush.
   await new Promise((resolve) => setTimeout(resolve, 1200))
   const live = openLiveStore({ db: livePath })
@@ -437,14 +434,16 @@ export async function run(args: string[]): Promise<void> {
       'Cores: CPU used over the phase by svc serve, by this process (the load generator), by everything else (the import, the feed), and left idle. Serve waits: share of the phase its event-loop thread (with workers, the mean of theirs) was runnable but waiting for a CPU.',
     )
     if (options.sched) {
+      const servingCount = servingProcesses(server.child.pid as number).answering.length
       console.log(
-        `\nWhom serving's event-loop thread waited behind (perf sched): the share of the phase it was runnable while a task of this part of the soak held the CPU it then got.`,
+        `\nWhom serving's event-loop thread (with workers, the mean of theirs) waited behind (perf sched): the share of the phase it was runnable while a task of this part of the soak held the CPU it then got.`,
       )
       console.log(
         formatTable(
           ['phase', 'waited', ...WAITED_BEHIND],
           phases.map((p) => {
-            const recorded = p.waits?.seconds ?? 0
+            // With workers, each answering thread's waits are summed: their mean is the share of one.
+            const recorded = (p.waits?.seconds ?? 0) * servingCount
             const share = (seconds: number) =>
               recorded > 0 ? `${((100 * seconds) / recorded).toFixed(1)}%` : '-'
             const behind = p.waits?.behind ?? new Map<string, number>()

@@ -3,20 +3,20 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 
 /**
- * Whom a thread waited behind for a CPU: the scheduler's events of the whole machine recorded with `perf
- * sched record` over a while, then, each time the thread is switched in after being runnable (woken, or
- * preempted while running), the task it took the CPU from, by process. The soak's `--sched`: schedstat says how
+ * Whom threads waited behind for a CPU: the scheduler's events of the whole machine recorded with `perf
+ * sched record` over a while, then, each time one of the threads is switched in after being runnable (woken,
+ * or preempted while running), the task it took the CPU from, by process. The soak's `--sched`: schedstat says how
  * long serving waited, not behind what. Linux with perf, allowed to trace the scheduler (root, or
  * kernel.perf_event_paranoid low enough).
  */
 export interface SchedRecording {
-  /** Stops recording and says, for thread `tid`, the seconds recorded and its waits by the name of `nameOf`. */
-  stop(tid: number, nameOf: (pid: number) => string): Promise<SchedWaits>
+  /** Stops recording and says the seconds recorded and the waits of threads `tids`, by the name of `nameOf`. */
+  stop(tids: readonly number[], nameOf: (pid: number) => string): Promise<SchedWaits>
 }
 
 export interface SchedWaits {
   seconds: number
-  /** Seconds runnable but not running, by the process name of the task that held the CPU it then got. */
+  /** Seconds runnable but not running (summed over the threads), by the name of the process of the task that held the CPU then got. */
   behind: Map<string, number>
 }
 
@@ -37,10 +37,14 @@ export function recordSched(file: string): SchedRecording {
   const perf = spawn('perf', ['sched', 'record', '-a', '-q', '-o', file], { stdio: 'ignore' })
   const ended = once(perf, 'exit')
   return {
-    async stop(tid, nameOf) {
+    async stop(tids, nameOf) {
       perf.kill('SIGINT')
       await ended
-      return waitsBehind(spawn('perf', ['script', '-i', file, '-F', 'pid,tid,time,event,trace']), tid, nameOf)
+      return waitsBehind(
+        spawn('perf', ['script', '-i', file, '-F', 'pid,tid,time,event,trace']),
+        tids,
+        nameOf,
+      )
     },
   }
 }
@@ -52,14 +56,15 @@ const WAKING = / pid=(\d+) /
 
 async function waitsBehind(
   script: ChildProcess,
-  tid: number,
+  tids: readonly number[],
   nameOf: (pid: number) => string,
 ): Promise<SchedWaits> {
   const behind = new Map<string, number>()
   let first: number | undefined
   let last = 0
-  // Since when the thread has been runnable without running; undefined while it runs or sleeps.
-  let runnableSince: number | undefined
+  // Per thread, since when it has been runnable without running; absent while it runs or sleeps.
+  const runnableSince = new Map<number, number>()
+  const watched = new Set(tids)
   for await (const line of createInterface({ input: script.stdout as NodeJS.ReadableStream })) {
     const event = LINE.exec(line)
     if (!event) continue
@@ -68,18 +73,23 @@ async function waitsBehind(
     first ??= time
     last = time
     if (kind === 'sched_waking') {
-      if (Number(WAKING.exec(fields)?.[1]) === tid) runnableSince ??= time
+      const woken = Number(WAKING.exec(fields)?.[1])
+      if (watched.has(woken) && !runnableSince.has(woken)) runnableSince.set(woken, time)
       continue
     }
     const change = SWITCH.exec(fields)
     if (!change) continue
-    const [, prev, prevState, next] = change as unknown as [string, string, string, string]
-    if (Number(prev) === tid) runnableSince = prevState.startsWith('R') ? time : undefined
-    if (Number(next) === tid && runnableSince !== undefined) {
+    const [prev, next] = [Number(change[1]), Number(change[3])]
+    if (watched.has(prev)) {
+      if (change[2]?.startsWith('R')) runnableSince.set(prev, time)
+      else runnableSince.delete(prev)
+    }
+    const since = runnableSince.get(next)
+    if (since !== undefined) {
       // The event is the CPU's: its pid is the process of the task switched out, the one waited behind.
       const name = nameOf(Number(pid))
-      behind.set(name, (behind.get(name) ?? 0) + time - runnableSince)
-      runnableSince = undefined
+      behind.set(name, (behind.get(name) ?? 0) + time - since)
+      runnableSince.delete(next)
     }
   }
   return { seconds: first === undefined ? 0 : last - first, behind }
