@@ -1,4 +1,7 @@
+import { once } from 'node:events'
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -97,6 +100,29 @@ describe('svc serve --sync-interval', () => {
     } finally {
       await serve.stop()
     }
+  })
+
+  it('says that a sync it stops as it stops was stopped, not that it failed', async () => {
+    // A publisher whose manifest never comes: the first sync is still waiting for it when the server stops.
+    const hanging = createServer(() => undefined)
+    hanging.listen(0, '127.0.0.1')
+    await once(hanging, 'listening')
+    const asked = once(hanging, 'request')
+    const db = join(dir, 'stopped.db')
+    const { port } = hanging.address() as AddressInfo
+    await runCliJson(['publishers', 'add', 'slow', '--manifest', `http://127.0.0.1:${port}/$bulk-publish`], {
+      SVC_DB: db,
+    })
+    const serve = await startServeProcess({ SVC_DB: db }, ['--sync-interval', '1h'])
+    try {
+      await asked
+    } finally {
+      await serve.stop()
+      hanging.closeAllConnections()
+      hanging.close()
+    }
+    expect(serve.output()).toContain('publisher sync stopped with the server')
+    expect(serve.output()).not.toContain('publisher sync exited')
   })
 
   it('runs the background sync with the configuration file svc serve was given', async () => {

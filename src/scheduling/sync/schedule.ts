@@ -35,9 +35,17 @@ export function startSyncSchedule(options: {
   log: (line: string) => void
 }): SyncSchedule {
   let running: ChildProcess | undefined
+  // A sync stopped with the server exits as interrupted: not a failure to report with its output.
+  let stopping = false
   const run = () => {
     if (running) return // the previous sync is still going: skip this tick rather than pile up
-    running = runSync(options.command, options.log, () => (running = undefined))
+    running = runSync(
+      options.command,
+      (line) => {
+        if (!stopping) options.log(line)
+      },
+      () => (running = undefined),
+    )
   }
   run()
   const timer = setInterval(run, options.intervalMs)
@@ -47,10 +55,14 @@ export function startSyncSchedule(options: {
       clearInterval(timer)
       const child = running
       if (!child || child.exitCode !== null) return
+      stopping = true
       await new Promise<void>((resolve) => {
         child.once('close', () => resolve())
         child.kill('SIGTERM')
       })
+      options.log(
+        'publisher sync stopped with the server; the publishers it had not finished sync at its next run',
+      )
     },
   }
 }
