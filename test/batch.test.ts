@@ -85,6 +85,22 @@ describe('FHIR batch', () => {
     expect(response.json.entry[6].resource.issue[0].details.text).toMatch(/\$reconcile-medications/)
   })
 
+  it('reads an entry url written from the root as that path when it names the base', async () => {
+    const response = await batch([
+      { request: { method: 'GET', url: '/v1/fhir/r4/metadata?_format=json' } },
+      { request: { method: 'GET', url: '/metadata' } },
+      { request: { method: 'POST', url: '/v1/fhir/r4' } },
+    ])
+    const entries = response.json.entry
+    expect(entries.map((entry: { response: { status: string } }) => entry.response.status)).toEqual([
+      '200 OK',
+      '200 OK',
+      '400 Bad Request',
+    ])
+    expect(entries[0].resource.resourceType).toBe('CapabilityStatement')
+    expect(entries[2].resource.issue[0].details.text).toMatch(/another batch/)
+  })
+
   it('refuses transaction bundles, more than 100 entries, and non-bundles', async () => {
     const transaction = await batch([], 'transaction')
     expect(transaction.status).toBe(400)
@@ -207,6 +223,17 @@ describe('entryTarget', () => {
     expect(entryTarget(`${base}/v1/fhir/r4/metadata?a=1`, base)).toEqual({
       path: '/v1/fhir/r4/metadata',
       query: 'a=1',
+    })
+    // Written from the root, the base's own path is that path; another leading slash is relative to the base.
+    expect(entryTarget('/v1/fhir/r4/metadata?a=1', base)).toEqual({
+      path: '/v1/fhir/r4/metadata',
+      query: 'a=1',
+    })
+    expect(entryTarget('/v1/fhir/r4', base)).toEqual({ path: '/v1/fhir/r4/', query: '' })
+    expect(entryTarget('/metadata', base)).toEqual({ path: '/v1/fhir/r4/metadata', query: '' })
+    expect(entryTarget('/v1/fhir/r40/metadata', base)).toEqual({
+      path: '/v1/fhir/r4/v1/fhir/r40/metadata',
+      query: '',
     })
     for (const outside of [
       '../../../v1/other?a=1',

@@ -73,18 +73,24 @@ function entryFailure(status: 400 | 504, message: string, code?: string): EntryR
 /** Characters no request line can carry: an entry URL holding one could not be sent alone either. */
 const UNSENDABLE = /[\x00-\x20\x7f]/
 
+/** Whether `url` is `base` itself, or under it (a path or a query follows). */
+const isUnder = (url: string, base: string) =>
+  url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`)
+
 /**
  * Where an entry's URL points, as a lone request to the same URL would see it: the path as written under
  * the base (not resolved: a lone request's path is matched as sent), and the raw query. An absolute URL
- * must be under this service's FHIR base. Undefined when it points off the base.
+ * must be under this service's FHIR base; a path written from the root that names the base
+ * (`/v1/fhir/r4/metadata`) is read as that path, other leading slashes as relative to the base. Undefined
+ * when it points off the base.
  */
 export function entryTarget(url: string, baseUrl: string): { path: string; query: string } | undefined {
   let relative = url
   if (/^[a-z][a-z0-9+.-]*:/i.test(url)) {
     const base = `${baseUrl}${FHIR_BASE}`
-    if (url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) return undefined
+    if (!isUnder(url, base)) return undefined
     relative = url.slice(base.length)
-  }
+  } else if (isUnder(url, FHIR_BASE)) relative = url.slice(FHIR_BASE.length)
   const hash = relative.indexOf('#')
   if (hash !== -1) relative = relative.slice(0, hash)
   const question = relative.indexOf('?')
