@@ -224,10 +224,10 @@ interface SchedOptions {
   importPid?: number
 }
 
-/** A process by its part in the soak, for whom serving waited behind. */
-function partOf(pid: number, serverPid: number, sched: SchedOptions): string {
+/** A process by its part in the soak (`serving`: svc serve's processes), for whom serving waited behind. */
+function partOf(pid: number, serving: readonly number[], sched: SchedOptions): string {
   if (pid === process.pid) return 'load'
-  if (servingProcesses(serverPid).all.includes(pid)) return 'serve'
+  if (serving.includes(pid)) return 'serve'
   if (pid === sched.importPid) return 'import'
   if (pid === sched.feedPid) return 'feed'
   return 'other'
@@ -260,8 +260,9 @@ async function load(
   const seconds = (performance.now() - started) / 1000
   const shares = cpu()
   // Stopped with the load, read while the server writes its event-loop figures.
-  const waited =
-    sched && recording?.stop(servingProcesses(serverPid).answering, (pid) => partOf(pid, serverPid, sched))
+  // Looked up once: naming runs for every wait recorded, tens of thousands a phase.
+  const serving = servingProcesses(serverPid)
+  const waited = sched && recording?.stop(serving.answering, (pid) => partOf(pid, serving.all, sched))
   // Each serving process writes its event-loop delay over its last 10-20 s with its request log's flush.
   await new Promise((resolve) => setTimeout(resolve, 1200))
   const live = openLiveStore({ db: livePath })
