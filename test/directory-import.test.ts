@@ -1,14 +1,17 @@
 import { once } from 'node:events'
-import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { Readable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
+import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DIRECTORY_LAYOUT } from '../src/directory/declaration.js'
 import { importDirectory } from '../src/directory/importer.js'
 import { ImportError } from '../src/fhir/store/releaseBuild.js'
+import { textTableKey } from '../src/fhir/store/schema.js'
 import { releaseFileName } from '../src/directory/releases.js'
 import { linesOf } from '../src/ingest/lines.js'
 import { resolveSources } from '../src/ingest/sources.js'
@@ -173,6 +176,38 @@ describe('svc import directory', () => {
     )
     expect(statSync(`${t.dbPath}-wal`).size).toBeLessThan(release / 50)
     expect(statSync(join(t.dir, activeFile())).size).toBeGreaterThan(release / 2)
+  })
+
+  it('merges each full-text table into one segment once the rows are in: a name search looks in one', async () => {
+    // Enough names that FTS5 writes its in-memory terms out several times during the load: each write is a
+    // segment, which every word of a search is looked up in until they are merged.
+    const input = mkdtempSync(join(t.dir, 'many-names-'))
+    const [template] = fixture('Practitioner')
+    const lines = Array.from({ length: 30_000 }, (_, i) =>
+      JSON.stringify({
+        ...template,
+        id: `many-${i}`,
+        identifier: [],
+        name: [{ family: `Fam${i % 997}x`, given: [`Giv${i % 1009}y`, `Mid${i}z`] }],
+      }),
+    )
+    writeFileSync(join(input, 'Practitioner.ndjson'), `${lines.join('\n')}\n`)
+    await importInto([input])
+    const release = new Database(join(t.dir, activeFile()), { readonly: true })
+    const segments = DIRECTORY_LAYOUT.textTables.get(textTableKey('Practitioner'))?.table
+    expect(release.prepare(`SELECT count(DISTINCT segid) FROM ${segments}_idx`).pluck().get()).toBe(1)
+    release.close()
+    const found = await get(`Practitioner?name=${encodeURIComponent('giv5y fam5')}`)
+    const expected = Array.from({ length: 30_000 }, (_, i) => i)
+      .filter((i) => i % 1009 === 5 && `fam${i % 997}x`.startsWith('fam5'))
+      .map((i) => `many-${i}`)
+    expect(expected.length).toBeGreaterThan(1)
+    expect(found.json.entry.map((entry: any) => entry.resource.id)).toEqual(expected)
+    const prefixed = await get('Practitioner?given=mid2999&_count=100')
+    expect(prefixed.json.entry.map((entry: any) => entry.resource.id)).toEqual([
+      'many-2999',
+      ...Array.from({ length: 10 }, (_, k) => `many-${29_990 + k}`),
+    ])
   })
 
   it('imports from http(s) URLs', async () => {

@@ -9,6 +9,8 @@ import {
   releaseTablesSql,
   type StoreLayout,
   type TextTable,
+  textBulkLoadSql,
+  textMergeSql,
   textTableKey,
 } from './schema.js'
 
@@ -101,7 +103,7 @@ export class ReleaseWriter {
     const { statements, textStatements } = statementsOf(layout)
     this.#textStatements = textStatements
     this.#loader = new BulkLoader(path, {
-      schema: releaseTablesSql(layout),
+      schema: releaseTablesSql(layout) + textBulkLoadSql(layout),
       statements,
       pageSize: PAGE_SIZE,
       cacheKib: LOAD_CACHE_KIB,
@@ -151,8 +153,9 @@ export class ReleaseWriter {
   }
 
   /**
-   * Writes what is left, removes duplicates (each passed to `onDuplicate`, in the order they came), builds
-   * the indexes, closes and syncs the file. Resolves with the number of duplicates removed.
+   * Writes what is left, removes duplicates (each passed to `onDuplicate`, in the order they came), merges
+   * the full-text tables, builds the indexes, closes and syncs the file. Resolves with the number of
+   * duplicates removed.
    */
   async finish(onDuplicate: (duplicate: Duplicate) => void): Promise<number> {
     await this.#send()
@@ -173,6 +176,7 @@ export class ReleaseWriter {
       if (page.length < DUPLICATES_PAGE) break
     }
     if (duplicates > 0) await loader.exec(deleteDuplicatesSql(this.layout))
+    await loader.exec(textMergeSql(this.layout))
     await loader.exec(releaseIndexesSql(this.layout))
     await loader.exec(releaseTalliesSql(this.layout))
     await loader.close()
