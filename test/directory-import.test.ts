@@ -194,8 +194,8 @@ describe('svc import directory', () => {
     writeFileSync(join(input, 'Practitioner.ndjson'), `${lines.join('\n')}\n`)
     await importInto([input])
     const release = new Database(join(t.dir, activeFile()), { readonly: true })
-    const segments = DIRECTORY_LAYOUT.textTables.get(textTableKey('Practitioner'))?.table
-    expect(release.prepare(`SELECT count(DISTINCT segid) FROM ${segments}_idx`).pluck().get()).toBe(1)
+    const names = DIRECTORY_LAYOUT.textTables.get(textTableKey('Practitioner'))?.table
+    expect(release.prepare(`SELECT count(DISTINCT segid) FROM ${names}_idx`).pluck().get()).toBe(1)
     release.close()
     const found = await get(`Practitioner?name=${encodeURIComponent('giv5y fam5')}`)
     const expected = Array.from({ length: 30_000 }, (_, i) => i)
