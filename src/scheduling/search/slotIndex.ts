@@ -53,10 +53,11 @@ import {
   type SeriesMask,
   type IndexedFilter,
   type GroupDetails,
+  SERIES_COLUMNS,
+  SeriesMaker,
   type SeriesRow,
   type SyncDetails,
   SERVED_SERIES,
-  toSeries,
   type Wanted,
   wantedOf,
 } from './series.js'
@@ -1380,19 +1381,21 @@ export class SlotIndex {
       after = (rows[rows.length - 1] as [number, ...unknown[]])[0]
     }
     const indexed = new PublisherSeries(part, groups.size)
+    const maker = new SeriesMaker(part, sync)
     for (let after = 0; ;) {
       yield
       const rows = this.db
         .statement(
-          `SELECT * FROM sched_series r WHERE r.publisher = ? AND r.id > ? AND ${SERVED_SERIES} ORDER BY r.id LIMIT ${LOAD_ROWS}`,
+          `SELECT ${SERIES_COLUMNS} FROM sched_series r WHERE r.publisher = ? AND r.id > ? AND ${SERVED_SERIES} ORDER BY r.id LIMIT ${LOAD_ROWS}`,
         )
+        .raw()
         .all(slug, after) as SeriesRow[]
       for (const row of rows) {
-        const group = groups.get(row.group_id)
-        if (group) indexed.add(toSeries(row, part, group, sync))
+        const group = groups.get(row[1])
+        if (group) indexed.add(maker.toSeries(row, group))
       }
       if (rows.length < LOAD_ROWS) break
-      after = (rows[rows.length - 1] as SeriesRow).id
+      after = (rows[rows.length - 1] as SeriesRow)[0]
     }
     yield* indexed.servedStartsSteps(this.db, FREE)
     yield
