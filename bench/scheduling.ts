@@ -166,6 +166,11 @@ async function syncFeed(
           `${rss.toFixed(0)} MB`,
           `< ${RSS_GOAL_MB} ${rss < RSS_GOAL_MB ? 'met' : 'NOT met'}`,
         ],
+        [
+          'CPU time of that process, every thread',
+          `${synced.cpuSeconds.toFixed(1)} s = ${(synced.cpuSeconds / (written / 1e6)).toFixed(1)} s per million slots, ${(synced.cpuSeconds / seconds).toFixed(2)} cores`,
+          '',
+        ],
         ['database size', `${sizeMb.toFixed(0)} MB`, ''],
         ['database size per million slots', `${(sizeMb / (written / 1e6)).toFixed(0)} MB`, ''],
       ],

@@ -10,6 +10,7 @@ import { createOrganization } from '../src/accounts/orgs.js'
 import { openDatabase, openLiveStore } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { NATIONAL, npiOf as directoryNpi } from './lib/directoryData.js'
+import { cpuSeconds } from '../test/support/cli.js'
 import { formatTable } from './lib/load.js'
 import { checkSchedRecording, recordSched, type SchedWaits } from './lib/schedWaits.js'
 import { FEED_START, locationOf, SERVICE_TYPES, SHAPE, startFeedProcess } from './lib/slotFeed.js'
@@ -75,6 +76,17 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', resolve)
   })
 
+/** An import's exit code and the CPU time it used (every thread; read while it runs, so its last ms aside). */
+async function imported(child: ChildProcess): Promise<{ code: number | null; cpuSeconds: number }> {
+  let cpu = 0
+  const poll = setInterval(() => {
+    cpu = Math.max(cpu, cpuSeconds(child.pid as number))
+  }, 50)
+  const code = await exited(child)
+  clearInterval(poll)
+  return { code, cpuSeconds: cpu }
+}
+
 function startServe(
   dbPath: string,
   answerCacheMb: string,
@@ -134,19 +146,12 @@ interface CpuShares {
   serverWaiting: number
 }
 
-/** CPU ticks (utime + stime) a process has used so far, from /proc. */
-function processTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
-}
-
-/** Busy and idle ticks of the whole machine so far (first line of /proc/stat). */
-function machineTicks(): { busy: number; idle: number } {
+/** Busy and idle CPU seconds of the whole machine so far (first line of /proc/stat, in USER_HZ: 1/100 s). */
+function machineSeconds(): { busy: number; idle: number } {
   const [, ...values] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/)
   const ticks = values.map(Number)
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0)
-  return { busy: ticks.slice(0, 8).reduce((sum, tick) => sum + tick, 0) - idle, idle }
+  return { busy: (ticks.slice(0, 8).reduce((sum, tick) => sum + tick, 0) - idle) / 100, idle: idle / 100 }
 }
 
 /** Nanoseconds the thread has waited on a run queue so far (second field of its schedstat). */
@@ -175,18 +180,17 @@ function cpuShares(serverPid: number): () => CpuShares | undefined {
     return () => undefined
   const serving = servingProcesses(serverPid)
   const before = {
-    server: sum(serving.all.map(processTicks)),
-    load: processTicks(process.pid),
-    machine: machineTicks(),
+    server: sum(serving.all.map(cpuSeconds)),
+    load: cpuSeconds(process.pid),
+    machine: machineSeconds(),
     waited: sum(serving.answering.map(runQueueWait)),
   }
   const started = performance.now()
   return () => {
-    // Ticks are 1/100 s on Linux (USER_HZ).
-    const cores = (ticks: number) => ticks / 100 / ((performance.now() - started) / 1000)
-    const machine = machineTicks()
-    const server = cores(sum(serving.all.map(processTicks)) - before.server)
-    const load = cores(processTicks(process.pid) - before.load)
+    const cores = (seconds: number) => seconds / ((performance.now() - started) / 1000)
+    const machine = machineSeconds()
+    const server = cores(sum(serving.all.map(cpuSeconds)) - before.server)
+    const load = cores(cpuSeconds(process.pid) - before.load)
     return {
       server,
       load,
@@ -333,13 +337,16 @@ export async function run(args: string[]): Promise<void> {
       { stdio: 'inherit' },
     )
     let started = performance.now()
-    if ((await exited(svc(['import', 'publishers'], dbPath))) !== 0) throw new Error('the first sync failed')
+    const first = await imported(svc(['import', 'publishers'], dbPath))
+    if (first.code !== 0) throw new Error('the first sync failed')
     const firstSync = (performance.now() - started) / 1000
     started = performance.now()
-    if ((await exited(svc(['import', 'directory', input], dbPath))) !== 0)
-      throw new Error('the first import failed')
+    const firstDirectory = await imported(svc(['import', 'directory', input], dbPath))
+    if (firstDirectory.code !== 0) throw new Error('the first import failed')
     const firstImport = (performance.now() - started) / 1000
-    console.log(`First sync ${firstSync.toFixed(1)} s, first directory import ${firstImport.toFixed(1)} s`)
+    console.log(
+      `First sync ${firstSync.toFixed(1)} s (${first.cpuSeconds.toFixed(1)} CPU s), first directory import ${firstImport.toFixed(1)} s (${firstDirectory.cpuSeconds.toFixed(1)} CPU s)`,
+    )
 
     const server = await startServe(dbPath, options.answerCacheMb, options.profileDir, options.workers)
     serve = server.child
@@ -371,13 +378,15 @@ export async function run(args: string[]): Promise<void> {
     main.close()
     started = performance.now()
     const sync = svc(['import', 'publishers'], dbPath, options.importPriority)
-    phases.push(await phase('during sync', exited(sync), sync.pid))
+    const synced = imported(sync)
+    phases.push(await phase('during sync', synced, sync.pid))
     const syncSeconds = (performance.now() - started) / 1000
     phases.push(await phase('5 s after sync', AFTER_SECONDS))
 
     started = performance.now()
     const directory = svc(['import', 'directory', input], dbPath, options.importPriority)
-    phases.push(await phase('during directory import', exited(directory), directory.pid))
+    const directoryImported = imported(directory)
+    phases.push(await phase('during directory import', directoryImported, directory.pid))
     const importSeconds = (performance.now() - started) / 1000
     phases.push(await phase('5 s after import', AFTER_SECONDS))
 
@@ -429,7 +438,7 @@ export async function run(args: string[]): Promise<void> {
       ),
     )
     console.log(
-      `Sync under load ${syncSeconds.toFixed(1)} s (alone, before: ${firstSync.toFixed(1)} s); directory import under load ${importSeconds.toFixed(1)} s (alone: ${firstImport.toFixed(1)} s)`,
+      `Sync under load ${syncSeconds.toFixed(1)} s, ${(await synced).cpuSeconds.toFixed(1)} CPU s (alone, the first: ${firstSync.toFixed(1)} s); directory import under load ${importSeconds.toFixed(1)} s, ${(await directoryImported).cpuSeconds.toFixed(1)} CPU s (alone, the first: ${firstImport.toFixed(1)} s)`,
     )
     console.log(
       'Cores: CPU used over the phase by svc serve, by this process (the load generator), by everything else (the import, the feed), and left idle. Serve waits: share of the phase its event-loop thread (with workers, the mean of theirs) was runnable but waiting for a CPU.',

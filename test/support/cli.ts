@@ -80,6 +80,8 @@ export interface MeasuredResult extends CliResult {
   ms: number
   /** The process's peak resident memory (VmHWM, read from /proc while it ran), in MB. */
   peakRssMb: number
+  /** CPU time it used, every thread, user and system (read from /proc while it ran), in seconds; 0 elsewhere. */
+  cpuSeconds: number
 }
 
 /** The peak resident memory of a running process so far (Linux), in MB; 0 once it is gone. */
@@ -92,9 +94,22 @@ export function peakRssMb(pid: number): number {
   }
 }
 
+/** CPU time a running process has used so far, every thread, user and system (Linux), in seconds; 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Past the command name, which may hold spaces: utime and stime are fields 14 and 15, in USER_HZ (1/100 s).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
 /**
- * Runs `svc <args>` like runCli, measuring its wall time and peak RSS. VmHWM only grows, so the last reading
- * before the process ends is its peak but for its last few milliseconds. `onStart` may signal it.
+ * Runs `svc <args>` like runCli, measuring its wall time, peak RSS and CPU time. VmHWM and CPU time only
+ * grow, so the last readings before the process ends are its figures but for its last few milliseconds.
+ * `onStart` may signal it.
  */
 export function runCliMeasured(
   args: string[],
@@ -107,8 +122,10 @@ export function runCliMeasured(
     let stdout = ''
     let stderr = ''
     let peak = 0
+    let cpu = 0
     const poll = setInterval(() => {
       peak = Math.max(peak, peakRssMb(child.pid as number))
+      cpu = Math.max(cpu, cpuSeconds(child.pid as number))
     }, 20)
     child.stdout.on('data', (chunk) => {
       stdout += chunk
@@ -127,6 +144,7 @@ export function runCliMeasured(
         stderr,
         ms: performance.now() - started,
         peakRssMb: peak,
+        cpuSeconds: cpu,
       }),
     )
     onStart?.(child)
