@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import autocannon from 'autocannon'
+import type autocannon from 'autocannon'
 import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { openDatabase, openLiveStore } from '../src/app/store.js'
@@ -12,6 +12,7 @@ import { addPublisher } from '../src/scheduling/publishers.js'
 import { NATIONAL, npiOf as directoryNpi } from './lib/directoryData.js'
 import { cpuSeconds } from '../test/support/cli.js'
 import { formatTable } from './lib/load.js'
+import { type LoadProcess, startLoadProcess } from './lib/loadProcess.js'
 import { checkSchedRecording, recordSched, type SchedWaits } from './lib/schedWaits.js'
 import { FEED_START, locationOf, SERVICE_TYPES, SHAPE, startFeedProcess } from './lib/slotFeed.js'
 
@@ -76,15 +77,18 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', resolve)
   })
 
-/** An import's exit code and the CPU time it used (every thread; read while it runs, so its last ms aside). */
-async function imported(child: ChildProcess): Promise<{ code: number | null; cpuSeconds: number }> {
+/** An import's exit code, its time from here to its exit and the CPU time it used (every thread; read while it runs, so its last ms aside). */
+async function imported(
+  child: ChildProcess,
+): Promise<{ code: number | null; seconds: number; cpuSeconds: number }> {
+  const started = performance.now()
   let cpu = 0
   const poll = setInterval(() => {
     cpu = Math.max(cpu, cpuSeconds(child.pid as number))
   }, 50)
   const code = await exited(child)
   clearInterval(poll)
-  return { code, cpuSeconds: cpu }
+  return { code, seconds: (performance.now() - started) / 1000, cpuSeconds: cpu }
 }
 
 function startServe(
@@ -135,7 +139,7 @@ function requestMix(keys: string[], publishers: number): autocannon.Request[] {
 }
 
 /**
- * Where the machine's CPU went over a phase, in cores: the server, this process (the load), the rest, idle;
+ * Where the machine's CPU went over a phase, in cores: the server, the phase's load process, the rest, idle;
  * and the share of the phase the server's event-loop thread spent runnable but waiting for a CPU.
  */
 interface CpuShares {
@@ -174,23 +178,25 @@ function servingProcesses(pid: number): { all: number[]; answering: number[] } {
 
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
 
-/** Starts counting; the returned function gives the shares since (where the platform has /proc). */
-function cpuShares(serverPid: number): () => CpuShares | undefined {
+/**
+ * Starts counting; the returned function gives the shares since (where the platform has /proc), given the CPU
+ * seconds the load's process used meanwhile.
+ */
+function cpuShares(serverPid: number): (loadSeconds: number) => CpuShares | undefined {
   if (!existsSync('/proc/stat') || !existsSync(`/proc/${serverPid}/task/${serverPid}/schedstat`))
     return () => undefined
   const serving = servingProcesses(serverPid)
   const before = {
     server: sum(serving.all.map(cpuSeconds)),
-    load: cpuSeconds(process.pid),
     machine: machineSeconds(),
     waited: sum(serving.answering.map(runQueueWait)),
   }
   const started = performance.now()
-  return () => {
+  return (loadSeconds) => {
     const cores = (seconds: number) => seconds / ((performance.now() - started) / 1000)
     const machine = machineSeconds()
     const server = cores(sum(serving.all.map(cpuSeconds)) - before.server)
-    const load = cores(cpuSeconds(process.pid) - before.load)
+    const load = cores(loadSeconds)
     return {
       server,
       load,
@@ -228,9 +234,12 @@ interface SchedOptions {
   importPid?: number
 }
 
-/** A process by its part in the soak (`serving`: svc serve's processes), for whom serving waited behind. */
-function partOf(pid: number, serving: readonly number[], sched: SchedOptions): string {
-  if (pid === process.pid) return 'load'
+/**
+ * A process by its part in the soak (`serving`: svc serve's processes; `loadPid`: the phase's load), for whom
+ * serving waited behind.
+ */
+function partOf(pid: number, serving: readonly number[], loadPid: number, sched: SchedOptions): string {
+  if (pid === process.pid || pid === loadPid) return 'load'
   if (serving.includes(pid)) return 'serve'
   if (pid === sched.importPid) return 'import'
   if (pid === sched.feedPid) return 'feed'
@@ -248,25 +257,26 @@ async function load(
   livePath: string,
   serverPid: number,
   until: Promise<unknown> | number,
+  loader: LoadProcess,
   sched?: SchedOptions,
 ): Promise<Phase> {
   const started = performance.now()
   const cpu = cpuShares(serverPid)
   const recording = sched && recordSched(sched.file)
-  // On this thread: the server is a process of its own, and this one only sends and counts.
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const tracker = autocannon(
-      { url, connections, duration: typeof until === 'number' ? until : 3600, requests },
-      (error, done) => (error ? reject(error) : resolve(done)),
-    )
-    if (typeof until !== 'number') void until.then(() => tracker.stop())
+  if (typeof until !== 'number') void until.then(() => loader.stop())
+  const result = await loader.run({
+    url,
+    connections,
+    requests,
+    ...(typeof until === 'number' ? { duration: until } : {}),
   })
   const seconds = (performance.now() - started) / 1000
-  const shares = cpu()
+  const shares = cpu(result.cpuSeconds)
   // Stopped with the load, read while the server writes its event-loop figures.
   // Looked up once: naming runs for every wait recorded, tens of thousands a phase.
   const serving = servingProcesses(serverPid)
-  const waited = sched && recording?.stop(serving.answering, (pid) => partOf(pid, serving.all, sched))
+  const waited =
+    sched && recording?.stop(serving.answering, (pid) => partOf(pid, serving.all, loader.pid, sched))
   // Each serving process writes its event-loop delay over its last 10-20 s with its request log's flush.
   await new Promise((resolve) => setTimeout(resolve, 1200))
   const live = openLiveStore({ db: livePath })
@@ -280,12 +290,12 @@ async function load(
   return {
     name,
     seconds,
-    perSecond: result.requests.mean,
-    worstSecond: result.requests.min,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    errors: result.errors + result.timeouts,
+    perSecond: result.perSecond,
+    worstSecond: result.worstSecond,
+    p50: result.p50,
+    p99: result.p99,
+    max: result.max,
+    errors: result.errors,
     non2xx: result.non2xx,
     loopP99: loop.p99 ?? 0,
     loopMax: loop.max ?? 0,
@@ -336,23 +346,28 @@ export async function run(args: string[]): Promise<void> {
       ],
       { stdio: 'inherit' },
     )
-    let started = performance.now()
     const first = await imported(svc(['import', 'publishers'], dbPath))
     if (first.code !== 0) throw new Error('the first sync failed')
-    const firstSync = (performance.now() - started) / 1000
-    started = performance.now()
     const firstDirectory = await imported(svc(['import', 'directory', input], dbPath))
     if (firstDirectory.code !== 0) throw new Error('the first import failed')
-    const firstImport = (performance.now() - started) / 1000
     console.log(
-      `First sync ${firstSync.toFixed(1)} s (${first.cpuSeconds.toFixed(1)} CPU s), first directory import ${firstImport.toFixed(1)} s (${firstDirectory.cpuSeconds.toFixed(1)} CPU s)`,
+      `First sync ${first.seconds.toFixed(1)} s (${first.cpuSeconds.toFixed(1)} CPU s), first directory import ${firstDirectory.seconds.toFixed(1)} s (${firstDirectory.cpuSeconds.toFixed(1)} CPU s)`,
     )
 
     const server = await startServe(dbPath, options.answerCacheMb, options.profileDir, options.workers)
     serve = server.child
     const requests = requestMix(keys, options.publishers)
-    const phase = (name: string, until: Promise<unknown> | number, importPid?: number) =>
-      load(
+    /**
+     * A phase of load: for `seconds`, or while an import runs, begun (`begin`) once the phase's load process
+     * is ready, so that the import never runs unloaded.
+     */
+    const phase = async (
+      name: string,
+      length: number | (() => { until: Promise<unknown>; importPid: number }),
+    ) => {
+      const loader = await startLoadProcess()
+      const { until, importPid } = typeof length === 'number' ? { until: length } : length()
+      return load(
         name,
         server.url,
         requests,
@@ -360,10 +375,24 @@ export async function run(args: string[]): Promise<void> {
         dbPath,
         server.child.pid as number,
         until,
+        loader,
         options.sched && name !== 'warm-up'
           ? { file: join(dir, 'sched.data'), feedPid: feed.pid, importPid }
           : undefined,
       )
+    }
+    /** An import under load: begun by `phase` (`begin`), then what `imported` says of it (`done`). */
+    const importUnderLoad = (args: string[]) => {
+      let done: ReturnType<typeof imported> | undefined
+      return {
+        begin: () => {
+          const child = svc(args, dbPath, options.importPriority)
+          done = imported(child)
+          return { until: done, importPid: child.pid as number }
+        },
+        done: () => done as ReturnType<typeof imported>,
+      }
+    }
     // Warm: the first requests compile the request path and read what each query needs once.
     await phase('warm-up', 5)
     const phases: Phase[] = [await phase('idle', options.idleSeconds)]
@@ -376,18 +405,14 @@ export async function run(args: string[]): Promise<void> {
       )
       .run()
     main.close()
-    started = performance.now()
-    const sync = svc(['import', 'publishers'], dbPath, options.importPriority)
-    const synced = imported(sync)
-    phases.push(await phase('during sync', synced, sync.pid))
-    const syncSeconds = (performance.now() - started) / 1000
+    const sync = importUnderLoad(['import', 'publishers'])
+    phases.push(await phase('during sync', sync.begin))
+    const synced = await sync.done()
     phases.push(await phase('5 s after sync', AFTER_SECONDS))
 
-    started = performance.now()
-    const directory = svc(['import', 'directory', input], dbPath, options.importPriority)
-    const directoryImported = imported(directory)
-    phases.push(await phase('during directory import', directoryImported, directory.pid))
-    const importSeconds = (performance.now() - started) / 1000
+    const directory = importUnderLoad(['import', 'directory', input])
+    phases.push(await phase('during directory import', directory.begin))
+    const directoryImported = await directory.done()
     phases.push(await phase('5 s after import', AFTER_SECONDS))
 
     const idle = phases[0] as Phase
@@ -438,10 +463,10 @@ export async function run(args: string[]): Promise<void> {
       ),
     )
     console.log(
-      `Sync under load ${syncSeconds.toFixed(1)} s, ${(await synced).cpuSeconds.toFixed(1)} CPU s (alone, the first: ${firstSync.toFixed(1)} s); directory import under load ${importSeconds.toFixed(1)} s, ${(await directoryImported).cpuSeconds.toFixed(1)} CPU s (alone, the first: ${firstImport.toFixed(1)} s)`,
+      `Sync under load ${synced.seconds.toFixed(1)} s, ${synced.cpuSeconds.toFixed(1)} CPU s (alone, the first: ${first.seconds.toFixed(1)} s); directory import under load ${directoryImported.seconds.toFixed(1)} s, ${directoryImported.cpuSeconds.toFixed(1)} CPU s (alone, the first: ${firstDirectory.seconds.toFixed(1)} s)`,
     )
     console.log(
-      'Cores: CPU used over the phase by svc serve, by this process (the load generator), by everything else (the import, the feed), and left idle. Serve waits: share of the phase its event-loop thread (with workers, the mean of theirs) was runnable but waiting for a CPU.',
+      'Cores: CPU used over the phase by svc serve, by the load generator (a process started for the phase), by everything else (the import, the feed), and left idle. Serve waits: share of the phase its event-loop thread (with workers, the mean of theirs) was runnable but waiting for a CPU.',
     )
     if (options.sched) {
       const servingCount = servingProcesses(server.child.pid as number).answering.length
