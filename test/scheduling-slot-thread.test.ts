@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { eachOfBatch, readSlotLines } from '../src/scheduling/sync/slotLines.js'
+import { GroupClaims } from '../src/scheduling/sync/groupClaims.js'
 import { SlotParser } from '../src/scheduling/sync/slotParser.js'
 import { fetchRefusal, syncPublisher, syncPublishers } from '../src/scheduling/sync/syncPublisher.js'
 import { linesOf } from '../src/ingest/lines.js'
@@ -381,7 +382,7 @@ describe('the slot parser', () => {
     // One group may wait on the thread: with sources read from memory (no turn of the event loop between
     // chunks, so no answer of the thread is seen), every second group is read by the caller while the one
     // before it is still on the thread.
-    const parser = new SlotParser('too long', 1)
+    const parser = new SlotParser('too long', { threadBacklog: 1 })
     const files = ['a', 'b', 'c']
     const lineCount = 12_000
     const refused = (line: number) => line % 1_000 === 777
@@ -411,6 +412,57 @@ describe('the slot parser', () => {
             ? `${file}:${index + 1}:refused`
             : `${file}:${index + 1}:${file}:${file}${index + 1}`,
         ),
+      ),
+    )
+  })
+})
+
+describe('group claims', () => {
+  it('give each group sent to the thread to whichever side claims it first, once', () => {
+    const caller = new GroupClaims()
+    const thread = new GroupClaims(caller.shared)
+    caller.offer(0)
+    expect(caller.claim(0)).toBe(true)
+    expect(thread.claim(0)).toBe(false)
+    caller.offer(1)
+    expect(thread.claim(1)).toBe(true)
+    expect(caller.claim(1)).toBe(false)
+    // A group not sent yet cannot be claimed; group 64 takes group 0's slot once sent.
+    expect(thread.claim(64)).toBe(false)
+    caller.offer(64)
+    expect(thread.claim(0)).toBe(false)
+    expect(caller.claim(64)).toBe(true)
+  })
+})
+
+describe('the slot parser with its thread on idle CPU', () => {
+  it('settles every line in order, whoever read each group', async () => {
+    // Read from memory, no answer of the thread is seen before the read ends (see above): each group due is
+    // read by the caller unless the thread began it first, and then waited for.
+    const parser = new SlotParser('too long', { idleThread: true })
+    const files = ['a', 'b']
+    const lineCount = 30_000
+    const text = (file: string) =>
+      moreSlotLines(lineCount, () => false).replaceAll('"id":"m', `"id":"${file}`) + '\n'
+    const seen: string[] = []
+    try {
+      await parser.each(
+        files,
+        (file) => linesIn(text(file)),
+        (batch, file) =>
+          eachOfBatch(
+            batch,
+            `${file}:`,
+            (slot, line) => seen.push(`${file}:${line}:${slot.id}`),
+            () => undefined,
+          ),
+      )
+    } finally {
+      await parser.close()
+    }
+    expect(seen).toEqual(
+      files.flatMap((file) =>
+        Array.from({ length: lineCount }, (_, index) => `${file}:${index + 1}:${file}:${file}${index + 1}`),
       ),
     )
   })

@@ -27,6 +27,9 @@ export default class ImportPublishers extends SvcCommand {
           only: flags.publisher,
           limits: ingestLimits(config),
           signal,
+          // This process yields to serving (openImportStore); its parsing thread, whose work it takes over when
+          // that thread is starved, runs only on CPU time nothing else wants.
+          parseOnIdleCpu: true,
           onProgress: tty
             ? (slug, read) => process.stderr.write(`\r${slug}: ${read} records read`)
             : undefined,

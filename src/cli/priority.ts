@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { type Config, defineSetting, settingOf } from '../config.js'
+import { chrtIdle } from '../threadPriority.js'
 
 /** Niceness of an import: below `svc serve` (0), so that serving gets the CPU first when both want it. */
 const IMPORT_NICENESS = 10
@@ -47,16 +47,6 @@ function niceEveryThread(niceness: number): void {
     } catch {
       // Not allowed here, or the thread ended since it was listed.
     }
-  }
-}
-
-/** Runs util-linux's `chrt --idle` with `args` (Node has no call for the policy); false where it fails. */
-function chrtIdle(args: string[]): boolean {
-  try {
-    execFileSync('chrt', ['--idle', ...args], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
   }
 }
 

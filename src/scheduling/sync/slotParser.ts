@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { Lines } from '../../ingest/lines.js'
+import { GroupClaims } from './groupClaims.js'
 import { readSlotLines, type SlotBatch } from './slotLines.js'
 
 /** A sync's first slot lines are read on the calling thread: a small sync (the demo's) never starts the thread. */
@@ -25,11 +26,16 @@ interface Readiness {
   failure: { beforeReady: boolean }
 }
 
-/** A group on the thread (or read in line), with the source it came from and, once read, its slots. */
+/**
+ * A group on the thread (or read in line), with the source it came from and, once read, its slots. One sent
+ * to an idle thread keeps its lines and its number (`onThread`), to be read here if the thread has not begun
+ * it when it is due.
+ */
 interface Pending<Source> {
   source: Source
-  sent: Promise<SlotBatch>
+  sent: Promise<SlotBatch | null>
   batch?: SlotBatch
+  onThread?: { lines: Lines; sequence: number }
 }
 
 const PARSER_YOUNG_GENERATION_MB = 8
@@ -43,18 +49,29 @@ const PARSER_YOUNG_GENERATION_MB = 8
  */
 export class SlotParser {
   #worker: Worker | undefined
-  #waiting: { resolve: (batch: SlotBatch) => void; reject: (error: Error) => void }[] = []
+  #waiting: { resolve: (batch: SlotBatch | null) => void; reject: (error: Error) => void }[] = []
+  /** Who reads each group sent to the thread: one an idle thread has not begun when it is due is read here. */
+  readonly #claims = new GroupClaims()
+  #sent = 0
   #failure: Error | undefined
   #lines = 0
+  readonly #threadBacklog: number
+  readonly #idleThread: boolean
 
   /**
-   * `oversized`: what a line past the record limit is refused with; `threadBacklog`: groups the thread may
-   * hold unanswered before the caller reads the next one itself.
+   * `oversized`: what a line past the record limit is refused with. `threadBacklog`: groups the thread may hold
+   * unanswered before the caller reads the next one itself. `idleThread`: the thread runs only on CPU time
+   * nothing else wants (threadPriority.ts), so that serving on the same cores is never kept waiting by it: a
+   * thread starved by a busy machine then begins no group, the caller reads each as it is due, and the sync
+   * goes on at the caller's pace.
    */
   constructor(
     private readonly oversized: string,
-    private readonly threadBacklog = THREAD_BACKLOG,
-  ) {}
+    options: { threadBacklog?: number; idleThread?: boolean } = {},
+  ) {
+    this.#threadBacklog = options.threadBacklog ?? THREAD_BACKLOG
+    this.#idleThread = options.idleThread ?? false
+  }
 
   /**
    * Reads every chunk of each source in turn and hands each batch of slots, in order, to `settle` with the
@@ -111,15 +128,26 @@ export class SlotParser {
       const batch = readSlotLines(lines, this.oversized)
       pending.push({ source, sent: Promise.resolve(batch), batch })
     }
-    /** Sends the group to the thread, or reads it in line when the thread is behind and the caller ready. */
+    /**
+     * Sends the group to the thread, or reads it in line when the thread is behind and the caller ready. Behind
+     * counts the groups the thread holds, those read here in its place included: a starved thread is never
+     * sent more than `threadBacklog` groups.
+     */
     const send = (source: Source) => {
-      if (isReady() && pending.filter((waiting) => !waiting.batch).length >= this.threadBacklog) {
-        readInLine(source, joinLines(group))
+      const lines = joinLines(group)
+      if (isReady() && this.#waiting.length >= this.#threadBacklog) {
+        readInLine(source, lines)
       } else {
-        const sent = this.#send(group)
-        const entry: Pending<Source> = { source, sent }
+        const sequence = this.#sent++
+        // A joined group is a buffer of its own, moved to the thread unless kept to be read here.
+        const sent = this.#send(lines, sequence, group.length > 1 && !this.#idleThread)
+        const entry: Pending<Source> = {
+          source,
+          sent,
+          ...(this.#idleThread ? { onThread: { lines, sequence } } : {}),
+        }
         // Settled in order below; a failure seen first by another is not left unhandled.
-        sent.then((batch) => (entry.batch = batch)).catch(() => undefined)
+        sent.then((batch) => (entry.batch = batch ?? undefined)).catch(() => undefined)
         pending.push(entry)
       }
       group = []
@@ -128,7 +156,11 @@ export class SlotParser {
     const settleOldest = async () => {
       await settling
       const oldest = pending.shift() as Pending<Source>
-      settle(await oldest.sent, oldest.source)
+      const { onThread } = oldest
+      if (!oldest.batch && onThread && this.#claims.claim(onThread.sequence))
+        settle(readSlotLines(onThread.lines, this.oversized), oldest.source)
+      // Claimed by the thread (or read in line): its answer is the group's slots.
+      else settle((await oldest.sent) as SlotBatch, oldest.source)
     }
     try {
       for (const source of sources) {
@@ -143,7 +175,7 @@ export class SlotParser {
           }
           settleReady()
           // Memory stays flat: the thread's groups and one read in line, at most (more before `ready`).
-          while (pending.length > (isReady() ? this.threadBacklog : READ_AHEAD_GROUPS)) await settleOldest()
+          while (pending.length > (isReady() ? this.#threadBacklog : READ_AHEAD_GROUPS)) await settleOldest()
         }
         // A group never joins two sources' lines: their line numbers each start at 1.
         if (group.length > 0) send(source)
@@ -167,17 +199,19 @@ export class SlotParser {
     if (worker) await worker.terminate()
   }
 
-  #send(group: Lines[]): Promise<SlotBatch> {
+  /**
+   * Sends the lines to the thread as group `sequence`, unclaimed, and resolves with its answer: their bytes
+   * moved when `movable` and a buffer of their own, else copied.
+   */
+  #send(lines: Lines, sequence: number, movable: boolean): Promise<SlotBatch | null> {
     if (this.#failure) return Promise.reject(this.#failure)
     const worker = (this.#worker ??= this.#start())
-    const joined = joinLines(group)
-    // The bytes are moved to the thread: a joined group's own buffer as it is, a lone chunk's (a view of
-    // the stream's buffer) copied first.
-    const whole = joined.data.byteOffset === 0 && joined.data.buffer.byteLength === joined.data.length
-    const data = group.length > 1 && whole ? joined.data : new Uint8Array(joined.data)
+    this.#claims.offer(sequence)
+    const whole = lines.data.byteOffset === 0 && lines.data.buffer.byteLength === lines.data.length
+    const data = movable && whole ? lines.data : new Uint8Array(lines.data)
     return new Promise((resolve, reject) => {
       this.#waiting.push({ resolve, reject })
-      worker.postMessage({ ...joined, data }, [data.buffer as ArrayBuffer])
+      worker.postMessage({ ...lines, data, sequence }, [data.buffer as ArrayBuffer])
     })
   }
 
@@ -186,7 +220,7 @@ export class SlotParser {
     const fromSources = import.meta.url.endsWith('.ts')
     const program = new URL(`./slotParserThread.${fromSources ? 'ts' : 'js'}`, import.meta.url)
     const options = {
-      workerData: { oversized: this.oversized },
+      workerData: { oversized: this.oversized, idle: this.#idleThread, claims: this.#claims.shared },
       // Its garbage is each group's parsed lines, gone once posted: the default young generation (about 34 MB
       // in use) only added to RSS. 8 MB: the same rate (4 MB cost 7 %), 20-35 MB less peak RSS.
       resourceLimits: { maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MB },
@@ -200,7 +234,7 @@ export class SlotParser {
           },
         )
       : new Worker(program, options)
-    worker.on('message', (batch: SlotBatch) => this.#waiting.shift()?.resolve(batch))
+    worker.on('message', (batch: SlotBatch | null) => this.#waiting.shift()?.resolve(batch))
     const fail = (error: Error) => {
       this.#failure = error
       for (const waiting of this.#waiting.splice(0)) waiting.reject(error)

@@ -49,6 +49,11 @@ export interface SyncOptions extends FeedOptions {
   clock: Clock
   /** Called with the running count of records read, for a progress line on a TTY. */
   onProgress?: (publisher: string, read: number) => void
+  /**
+   * The slot parser's thread runs only on CPU time nothing else wants (SlotParser's `idleThread`): for an
+   * import beside serving.
+   */
+  parseOnIdleCpu?: boolean
 }
 
 /** A publisher is fetched at most this often, whoever asks (the schedule, the CLI, another process). */
@@ -199,6 +204,9 @@ interface SlotWriting {
   take: (slot: BatchSlot, series: number, line: number, file: string) => void
 }
 
+const slotParser = (options: SyncOptions) =>
+  new SlotParser(oversizedRecord(options.limits), { idleThread: options.parseOnIdleCpu })
+
 /**
  * Syncs one publisher: fetch the manifest (no work when unchanged), read its reference files, then replace
  * the publisher's slots in one transaction. Any failure before the commit leaves the previous data as it was.
@@ -210,7 +218,7 @@ export async function syncPublisher(
   /** Given when several publishers are synced in turn, so that they share the threads. */
   shared?: SyncThreads,
 ): Promise<SyncReport> {
-  const threads = shared ?? { parser: new SlotParser(oversizedRecord(options.limits)) }
+  const threads = shared ?? { parser: slotParser(options) }
   try {
     return await completeSync(db, await beginSync(db, slug, options, threads), options)
   } finally {
@@ -548,7 +556,7 @@ export async function syncPublishers(
         .filter((publisher) => publisher.enabled)
         .map((publisher) => publisher.slug)
   const reports: SyncReport[] = []
-  const threads: SyncThreads = { parser: new SlotParser(oversizedRecord(options.limits)) }
+  const threads: SyncThreads = { parser: slotParser(options) }
   const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true }) as number
   if (slugs.length > 1) {
     threads.checkpoints = new CheckpointThread(db.name)
