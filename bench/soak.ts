@@ -9,8 +9,8 @@ import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { openDatabase, openLiveStore } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
-import { NATIONAL, npiOf as directoryNpi } from './lib/directoryData.js'
 import { cpuSeconds } from '../test/support/cli.js'
+import { NATIONAL, npiOf as directoryNpi } from './lib/directoryData.js'
 import { formatTable } from './lib/load.js'
 import { type LoadProcess, startLoadProcess } from './lib/loadProcess.js'
 import { checkSchedRecording, recordSched, type SchedWaits } from './lib/schedWaits.js'
@@ -77,7 +77,10 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', resolve)
   })
 
-/** An import's exit code, its time from here to its exit and the CPU time it used (every thread; read while it runs, so its last ms aside). */
+/**
+ * An import's exit code, its time from here to its exit and the CPU time it used (every thread; read while it
+ * runs, so its last milliseconds aside).
+ */
 async function imported(
   child: ChildProcess,
 ): Promise<{ code: number | null; seconds: number; cpuSeconds: number }> {

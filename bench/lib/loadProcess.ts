@@ -8,7 +8,7 @@ import autocannon from 'autocannon'
  * phases of the soak, serving's flat): later phases were measured with a slower client than the first.
  */
 
-export interface LoadOptions {
+export interface PhaseLoadOptions {
   url: string
   connections: number
   requests: autocannon.Request[]
@@ -17,7 +17,7 @@ export interface LoadOptions {
 }
 
 /** What a phase's load measured, and the CPU its process used while loading (every thread). */
-export interface LoadResult {
+export interface PhaseLoadResult {
   perSecond: number
   worstSecond: number
   p50: number
@@ -31,7 +31,7 @@ export interface LoadResult {
 export interface LoadProcess {
   pid: number
   /** Starts the load; resolves with its figures once it ran its duration or was stopped. */
-  run(options: LoadOptions): Promise<LoadResult>
+  run(options: PhaseLoadOptions): Promise<PhaseLoadResult>
   stop(): void
 }
 
@@ -47,19 +47,22 @@ export async function startLoadProcess(): Promise<LoadProcess> {
     run(options) {
       return new Promise((resolve, reject) => {
         child.removeAllListeners('exit')
-        child.once('message', (result: LoadResult | { error: string }) =>
+        child.once('message', (result: PhaseLoadResult | { error: string }) =>
           'error' in result ? reject(new Error(result.error)) : resolve(result),
         )
         child.once('exit', (code) => reject(new Error(`the load process exited (${code})`)))
         child.send(options)
       })
     },
-    stop: () => child.send('stop'),
+    // A process gone already (it failed) has nothing to stop: its run says why.
+    stop: () => {
+      if (child.connected) child.send('stop')
+    },
   }
 }
 
 function serveLoad(): void {
-  process.once('message', (options: LoadOptions) => {
+  process.once('message', (options: PhaseLoadOptions) => {
     const before = process.cpuUsage()
     const tracker = autocannon(
       {
