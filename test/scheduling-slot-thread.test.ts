@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -435,10 +436,29 @@ describe('group claims', () => {
   })
 })
 
+/** Threads of this process under Linux's idle policy (SCHED_IDLE is 5: field 41 of a thread's stat). */
+function idlePolicyThreads(): number {
+  return readdirSync('/proc/self/task').filter((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38] === '5'
+  }).length
+}
+
+/** Whether this machine can set the idle policy as svc does (util-linux's chrt, on Linux). */
+function idlePolicyAvailable(): boolean {
+  try {
+    execFileSync('chrt', ['--idle', '0', 'true'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
 describe('the slot parser with its thread on idle CPU', () => {
   it('settles every line in order, whoever read each group', async () => {
     // Read from memory, no answer of the thread is seen before the read ends (see above): each group due is
     // read by the caller unless the thread began it first, and then waited for.
+    const idleBefore = idlePolicyThreads()
     const parser = new SlotParser('too long', { idleThread: true })
     const files = ['a', 'b']
     const lineCount = 30_000
@@ -457,6 +477,8 @@ describe('the slot parser with its thread on idle CPU', () => {
             () => undefined,
           ),
       )
+      // The thread put itself, and itself alone, under the idle policy (where the platform has it).
+      if (idlePolicyAvailable()) expect(idlePolicyThreads()).toBe(idleBefore + 1)
     } finally {
       await parser.close()
     }
