@@ -187,7 +187,10 @@ export class SlotParser {
       failure.beforeReady = !isReady()
       throw error
     } finally {
-      // The thread answers in order: batches of a stopped read are taken off before the next read's.
+      // Groups an idle thread has not begun are claimed, so that it answers them at once, empty: a stopped read
+      // waits for the one it is reading at most. The thread answers in order: batches of a stopped read are
+      // taken off before the next read's.
+      for (const { onThread } of pending) if (onThread) this.#claims.claim(onThread.sequence)
       await Promise.allSettled(pending.map(({ sent }) => sent))
     }
   }
