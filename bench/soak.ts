@@ -9,7 +9,7 @@ import { createKey } from '../src/accounts/keys.js'
 import { createOrganization } from '../src/accounts/orgs.js'
 import { openDatabase, openLiveStore } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
-import { cpuSeconds } from '../test/support/cli.js'
+import { cpuSeconds, type MeasuredResult, runCliMeasured } from '../test/support/cli.js'
 import { NATIONAL, npiOf as directoryNpi } from './lib/directoryData.js'
 import { formatTable } from './lib/load.js'
 import { type LoadProcess, startLoadProcess } from './lib/loadProcess.js'
@@ -63,35 +63,30 @@ function parse(args: string[]) {
 
 const env = (dbPath: string) => ({ PATH: process.env.PATH ?? '', SVC_DB: dbPath, SVC_FAKE_NOW: NOW })
 
-function svc(args: string[], dbPath: string, importPriority?: string): ChildProcess {
-  const priority = importPriority ? { SVC_IMPORT_PRIORITY: importPriority } : {}
-  return spawn(process.execPath, [CLI, ...args], {
-    env: { ...env(dbPath), ...priority },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-}
-
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {
     if (child.exitCode !== null) resolve(child.exitCode)
     else child.once('exit', resolve)
   })
 
+/** A run's time, start to exit, in seconds as shown. */
+const seconds = (run: MeasuredResult) => (run.ms / 1000).toFixed(1)
+
 /**
- * An import's exit code, its time from here to its exit and the CPU time it used (every thread; read while it
- * runs, so its last milliseconds aside).
+ * `svc <args>` on the soak's store (an import), with its time and CPU seconds (runCliMeasured); what it says
+ * on stderr is shown once it ends. `onStart` gets the process as it starts.
  */
-async function imported(
-  child: ChildProcess,
-): Promise<{ code: number | null; seconds: number; cpuSeconds: number }> {
-  const started = performance.now()
-  let cpu = 0
-  const poll = setInterval(() => {
-    cpu = Math.max(cpu, cpuSeconds(child.pid as number))
-  }, 50)
-  const code = await exited(child)
-  clearInterval(poll)
-  return { code, seconds: (performance.now() - started) / 1000, cpuSeconds: cpu }
+async function svcImport(
+  args: string[],
+  dbPath: string,
+  importPriority?: string,
+  onStart?: (child: ChildProcess) => void,
+): Promise<MeasuredResult> {
+  const variables: Record<string, string> = env(dbPath)
+  if (importPriority) variables.SVC_IMPORT_PRIORITY = importPriority
+  const result = await runCliMeasured(args, variables, onStart)
+  process.stderr.write(result.stderr)
+  return result
 }
 
 function startServe(
@@ -349,12 +344,12 @@ export async function run(args: string[]): Promise<void> {
       ],
       { stdio: 'inherit' },
     )
-    const first = await imported(svc(['import', 'publishers'], dbPath))
+    const first = await svcImport(['import', 'publishers'], dbPath)
     if (first.code !== 0) throw new Error('the first sync failed')
-    const firstDirectory = await imported(svc(['import', 'directory', input], dbPath))
+    const firstDirectory = await svcImport(['import', 'directory', input], dbPath)
     if (firstDirectory.code !== 0) throw new Error('the first import failed')
     console.log(
-      `First sync ${first.seconds.toFixed(1)} s (${first.cpuSeconds.toFixed(1)} CPU s), first directory import ${firstDirectory.seconds.toFixed(1)} s (${firstDirectory.cpuSeconds.toFixed(1)} CPU s)`,
+      `First sync ${seconds(first)} s (${first.cpuSeconds.toFixed(1)} CPU s), first directory import ${seconds(firstDirectory)} s (${firstDirectory.cpuSeconds.toFixed(1)} CPU s)`,
     )
 
     const server = await startServe(dbPath, options.answerCacheMb, options.profileDir, options.workers)
@@ -384,16 +379,16 @@ export async function run(args: string[]): Promise<void> {
           : undefined,
       )
     }
-    /** An import under load: begun by `phase` (`begin`), then what `imported` says of it (`done`). */
+    /** An import under load: begun by `phase` (`begin`), then its figures (`done`). */
     const importUnderLoad = (args: string[]) => {
-      let done: ReturnType<typeof imported> | undefined
+      let done: Promise<MeasuredResult> | undefined
       return {
         begin: () => {
-          const child = svc(args, dbPath, options.importPriority)
-          done = imported(child)
-          return { until: done, importPid: child.pid as number }
+          let pid = 0
+          done = svcImport(args, dbPath, options.importPriority, (child) => (pid = child.pid as number))
+          return { until: done, importPid: pid }
         },
-        done: () => done as ReturnType<typeof imported>,
+        done: () => done as Promise<MeasuredResult>,
       }
     }
     // Warm: the first requests compile the request path and read what each query needs once.
@@ -466,7 +461,7 @@ export async function run(args: string[]): Promise<void> {
       ),
     )
     console.log(
-      `Sync under load ${synced.seconds.toFixed(1)} s, ${synced.cpuSeconds.toFixed(1)} CPU s (alone, the first: ${first.seconds.toFixed(1)} s); directory import under load ${directoryImported.seconds.toFixed(1)} s, ${directoryImported.cpuSeconds.toFixed(1)} CPU s (alone, the first: ${firstDirectory.seconds.toFixed(1)} s)`,
+      `Sync under load ${seconds(synced)} s, ${synced.cpuSeconds.toFixed(1)} CPU s (alone, the first: ${seconds(first)} s); directory import under load ${seconds(directoryImported)} s, ${directoryImported.cpuSeconds.toFixed(1)} CPU s (alone, the first: ${seconds(firstDirectory)} s)`,
     )
     console.log(
       'Cores: CPU used over the phase by svc serve, by the load generator (a process started for the phase), by everything else (the import, the feed), and left idle. Serve waits: share of the phase its event-loop thread (with workers, the mean of theirs) was runnable but waiting for a CPU.',
