@@ -171,6 +171,8 @@ describe('grouped searches over more groups than their tallies first hold', () =
       [FROM + 2 * 900_000, FROM + 5 * 900_000], // within one hour and the next
       [undefined, FROM + 50 * 60 * minutes], // up to a moment
       [FROM - 60 * minutes, FROM + 200 * 60 * minutes], // every slot
+      [FROM + 40 * 900_000 + 1, undefined], // from a moment between starts, no end
+      [FROM + 131 * 900_000, undefined], // from a start, no end
     ] as const) {
       // Every series; half of them (a filter on the series, not the groups: a group's other one is not
       // counted); two thirds of the groups by a trait (not virtual); half of each group's series by a trait

@@ -191,6 +191,13 @@ describe('filtered and grouped searches at any moment and in any window', () => 
       sql: "EXISTS (SELECT 1 FROM json_each(r.service_types) WHERE json_extract(value, '$.code') IN ('57', 'covid19-immunization', '124'))",
     },
     { name: 'one state', filters: { state: 'MA' }, sql: "lower(r.state) = 'ma'" },
+    // Listed by value too: a value no series holds finds nothing without looking at a series.
+    {
+      name: 'appointment type',
+      filters: { appointmentType: 'WALKIN' },
+      sql: "r.appointment_type = 'WALKIN'",
+    },
+    { name: 'no appointment type held', filters: { appointmentType: 'NONE' }, sql: '0 = 1' },
     // Two publishers name the first two; the index looks a list up only in the publishers naming its NPIs.
     {
       name: 'NPIs',
@@ -260,6 +267,15 @@ describe('filtered and grouped searches at any moment and in any window', () => 
         for (const now of moments()) {
           expectSame({ status, startAfter: now, startsNow: true, groupKeys: [], ...filters }, sql)
         }
+      }
+    }
+  })
+
+  // An explicit startAfter is a moment of the caller's own: grouped searches take it as a window with no end.
+  it('counts as the plain query does from a moment the caller names, with no end', () => {
+    for (const { filters, sql } of FILTERS) {
+      for (const status of ['free', 'busy'] as const) {
+        for (const from of moments()) expectSame({ status, startAfter: from, groupKeys: [], ...filters }, sql)
       }
     }
   })

@@ -131,11 +131,12 @@ const tallies = new GroupTallies()
 
 /**
  * The same matches grouped by provider at a location, ordered by soonest availability then key; `total` and
- * paging count groups. A search over one indexed filter alone (or none) takes its groups from the index's
- * lists (listGroups.ts); one in a window over every series, or over thousands a filter wants, from the
- * window's hours (SlotIndex.groupsInWindow); any other tallies its matching series as the index finds them.
- * Either way the work follows the number of series, groups or hours, not of slots, and only the page's
- * groups' series are looked at.
+ * paging count groups. A search from now (or at any time) over one indexed filter alone, or none, takes its
+ * groups from the index's lists (listGroups.ts), kept from one search to the next while they hold; one in a
+ * window, or from a moment of its own, or over filters the lists do not settle (traits), over every series or
+ * thousands a filter wants, from the hours (SlotIndex.groupsInWindow); one over fewer series tallies its
+ * matching series as the index finds them. Either way the work follows the number of series, groups or hours,
+ * not of slots, and only the page's groups' series are looked at.
  */
 export function searchGroups(
   index: SlotIndex,
@@ -143,10 +144,15 @@ export function searchGroups(
   page: Page,
 ): { groups: GroupMatch[]; total: number } {
   const status = statusIndex(filters.status)
+  const { startAfter, startBefore } = filters
+  // The lists' groups from a moment of the caller's own would be made again for every moment asked.
+  const listsKept = startBefore === undefined && (filters.startsNow || startAfter === undefined)
+  const lists = () =>
+    startBefore === undefined ? index.groupsOfLists(filters, status, startAfter, page) : undefined
   const listed =
-    filters.startBefore === undefined
-      ? index.groupsOfLists(filters, status, filters.startAfter, page)
-      : index.groupsInWindow(filters, status, filters.startAfter, filters.startBefore, page)
+    (listsKept ? lists() : undefined) ??
+    index.groupsInWindow(filters, status, startAfter, startBefore, page) ??
+    (listsKept ? undefined : lists())
   const { total, groups } = listed ?? tallied(index, filters, status, page)
   return { groups: groups.map(toGroupMatch), total }
 }

@@ -119,6 +119,7 @@ const LISTED_FILTERS: ReadonlySet<string> = new Set<IndexedFilter>([
   'city',
   'serviceTypeCode',
   'specialty',
+  'appointmentType',
 ])
 
 /**
@@ -210,7 +211,8 @@ function hasAny(set: ReadonlySet<string>, values: readonly string[]): boolean {
  * The filters a series index lists series by (slotIndex.ts): a series found through one meets it (for group
  * keys, the first one asked; every key is still checked).
  */
-export type IndexedFilter = 'state' | 'city' | 'npi' | 'serviceTypeCode' | 'specialty' | 'groupKey'
+export type IndexedFilter =
+  'state' | 'city' | 'npi' | 'serviceTypeCode' | 'specialty' | 'appointmentType' | 'groupKey'
 
 /**
  * What a search tests first of a series, in one number, so that testing thousands reads no object: bit
@@ -259,7 +261,8 @@ export function seriesTest(wanted: Wanted, met?: IndexedFilter): ((series: Serie
   const { state, city, appointmentType, npi, serviceTypeCode } = wanted
   if (met !== 'state' && state !== undefined) tests.push((series) => series.state === state)
   if (met !== 'city' && city !== undefined) tests.push((series) => series.city === city)
-  if (appointmentType !== undefined) tests.push((series) => series.appointmentType === appointmentType)
+  if (met !== 'appointmentType' && appointmentType !== undefined)
+    tests.push((series) => series.appointmentType === appointmentType)
   if (met !== 'npi' && npi) tests.push((series) => hasAny(series.npis, npi))
   if (met !== 'serviceTypeCode' && serviceTypeCode)
     tests.push((series) => hasAny(series.serviceCodes, serviceTypeCode))

@@ -96,6 +96,7 @@ const INDEXED_FILTERS: readonly IndexedFilter[] = [
   'npi',
   'serviceTypeCode',
   'specialty',
+  'appointmentType',
   'groupKey',
 ]
 
@@ -125,6 +126,7 @@ class PublisherSeries {
   readonly statusSlots = SLOT_STATUSES.map(() => 0)
   readonly byState = new Map<string, number[]>()
   readonly byCity = new Map<string, number[]>()
+  readonly byAppointmentType = new Map<string, number[]>()
   readonly byNpi = new Map<string, number[]>()
   readonly byServiceCode = new Map<string, number[]>()
   readonly bySpecialtyCode = new Map<string, number[]>()
@@ -391,6 +393,7 @@ class PublisherSeries {
     })
     if (series.state) push(this.byState, series.state, place)
     if (series.city) push(this.byCity, series.city, place)
+    if (series.appointmentType) push(this.byAppointmentType, series.appointmentType, place)
     for (const npi of series.npis) push(this.byNpi, npi, place)
     for (const code of series.serviceCodes) push(this.byServiceCode, code, place)
     for (const code of series.specialtyCodes) push(this.bySpecialtyCode, code, place)
@@ -438,6 +441,10 @@ class PublisherSeries {
           ...lookUp(this.bySpecialtyCode, wanted.specialtyCodes),
           ...lookUp(this.bySpecialtyToken, wanted.specialtyTokens),
         ]
+      case 'appointmentType':
+        return wanted.appointmentType === undefined
+          ? undefined
+          : [this.byAppointmentType.get(wanted.appointmentType)]
       case 'groupKey':
         return wanted.groupKeys[0] === undefined ? undefined : [this.byGroupKey.get(wanted.groupKeys[0])]
     }
@@ -792,20 +799,21 @@ export class SlotIndex {
    * groups' series are looked at. The series a filter wants are found first, as a tally would, when it
    * wants more than WINDOW_MIN_SERIES (fewer are tallied at once). Undefined when they are fewer, when the
    * walk would read more than WALK_PER_SERIES slots a series (tallying the series then reads less), or when
-   * a publisher's starts are not packed (not whole seconds).
+   * a publisher's starts are not packed (not whole seconds). `through` undefined: no end (every hour held
+   * from `from` on).
    */
   groupsInWindow(
     filters: SeriesFilters,
     status: number,
     from: number | undefined,
-    through: number,
+    through: number | undefined,
     page: { offset: number; limit: number },
   ): { total: number; groups: GroupOnPage[] } | undefined {
     const wanted = this.#wantedSeries(filters, status)
     if (wanted === undefined) return undefined
     // Seconds, the end excluded: a start in whole seconds is in the window when its second is.
     const first = from === undefined ? 0 : Math.ceil(from / 1000)
-    const end = Math.floor(through / 1000) + 1
+    const end = through === undefined ? Number.POSITIVE_INFINITY : Math.floor(through / 1000) + 1
     const owners: PublisherSeries[] = []
     const spans: WindowSpan[] = []
     let groups = 0

@@ -90,8 +90,8 @@ export function isWanted(wanted: Int32Array | undefined, place: number): boolean
 /**
  * Over seconds `first` up to `end` (excluded): how many groups hold a slot of a wanted series (`total`),
  * and the second up to which the window's slots must be walked to meet its first `page` groups by next
- * start (`walkEnd`: the end of the hour in which the `page`th group is first met; every group met before
- * it, and every one tied with it, is met by then). Whole hours are read from their bitsets, the part-hours
+ * start (`walkEnd`: the end of the run of hours in which the `page`th group is first met; every group met
+ * before it, and every one tied with it, is met by then). Whole hours are read from their bitsets, the part-hours
  * at either edge are walked. A publisher whose wanted series are all its series, or whole groups, is read by
  * its groups' bits, counted a word at a time; any other, by its series' bits, each wanted one marked by its group in
  * `groups` (begun here, with room for `span`).
@@ -169,11 +169,15 @@ export function windowGroups(
   const held = spans.map(hoursOf).filter((hours) => hours.hours > 0)
   const fromHour = Math.max(wholeFrom / HOUR_S, Math.min(...held.map((hours) => hours.firstHour)))
   const toHour = Math.min(wholeTo / HOUR_S, Math.max(...held.map((hours) => hours.firstHour + hours.hours)))
-  // Hour by hour until the page's groups are met, then each publisher's remaining hours at once.
+  // In runs of hours that double (1, 2, 4...) until the page's groups are met, then each publisher's
+  // remaining hours at once: a page met in its first hours ends the walk there, and one met late, or never
+  // (an offset past the total, a window with no end), costs a few runs, not one per hour of the window.
   let hour = fromHour
-  for (; walkEnd === undefined && hour < toHour; hour++) {
-    for (let owner = 0; owner < spans.length; owner++) orHours(owner, hour, hour + 1)
-    if (total >= page) walkEnd = (hour + 1) * HOUR_S
+  for (let run = 1; walkEnd === undefined && hour < toHour; run *= 2) {
+    const next = Math.min(hour + run, toHour)
+    for (let owner = 0; owner < spans.length; owner++) orHours(owner, hour, next)
+    hour = next
+    if (total >= page) walkEnd = hour * HOUR_S
   }
   for (let owner = 0; owner < spans.length; owner++) orHours(owner, hour, toHour)
   walk(wholeTo, end)
