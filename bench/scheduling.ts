@@ -29,6 +29,7 @@ import {
   SPECIALTIES,
   TOTAL_SLOTS,
 } from './lib/slotFeed.js'
+import { sweepShapes } from './lib/schedulingSweep.js'
 
 const SYNC_GOAL_SLOTS_PER_S = 150_000
 const RSS_GOAL_MB = 300
@@ -198,6 +199,8 @@ export async function run(args: string[]): Promise<void> {
       db: { type: 'string' },
       // Only the query shapes whose label contains this text (`--only window`).
       only: { type: 'string' },
+      // Every filter alone and in pairs over the three listings, cold, instead of the query set (~5 min).
+      sweep: { type: 'boolean', default: false },
     },
   })
   const durationSeconds = Number(values.duration)
@@ -221,6 +224,16 @@ export async function run(args: string[]): Promise<void> {
     createOrganization(setup, { slug: org, plan: 'scale' })
     const { key } = createKey(setup, { org })
     setup.close()
+    if (values.sweep) {
+      const cold = await startServer(
+        await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
+        clock,
+      )
+      const shapes = await sweepShapes(cold, key, { p50: P50_GOAL_MS, p99: P99_GOAL_MS })
+      await cold.close()
+      console.log(`\nRESULT ${JSON.stringify({ sync, sweep: shapes })}`)
+      return
+    }
     // Two servers on the one file: "cold" keeps no answers, so every request runs its query; "warm" answers
     // a repeated search from its answer cache (src/http/answerCache.ts), as a busy server mostly does.
     const servers = {

@@ -27,11 +27,16 @@ export function unlimitedBenchKey(db: Db): string {
   return createKey(db, { org }).key
 }
 
-/** Server time of requests sent one at a time, a different query each, from the request log. */
-async function serverTimes(server: RunningServer, key: string, paths: readonly string[]) {
+/** Server time of `requests` requests sent one at a time, `paths` in turn, from the request log. */
+export async function serverTimes(
+  server: RunningServer,
+  key: string,
+  paths: readonly string[],
+  requests = SAMPLES,
+) {
   await server.flush()
   const after = server.live.prepare('SELECT coalesce(max(rowid), 0) FROM request_log').pluck().get()
-  for (let sent = 0; sent < SAMPLES; sent++) {
+  for (let sent = 0; sent < requests; sent++) {
     const path = paths[sent % paths.length] as string
     const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
     await response.arrayBuffer()
