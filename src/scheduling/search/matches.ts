@@ -78,7 +78,10 @@ export function listedMatch(found: Found, status: number): SeriesMatch {
 
 export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch | undefined {
   const status = statusIndex(filters.status)
-  const holding = () => index.match(filters, status, filters.startAfter)
+  // A window's matches are counted from each series' starts (matchedSlots): their figures from its first
+  // moment on would be made for nothing (a binary search per series).
+  const from = filters.startBefore === undefined ? filters.startAfter : undefined
+  const holding = () => index.match(filters, status, from)
   if (!filtersNoSeries(filters)) {
     const match = listedMatch(holding(), status)
     return match.slots === 0 ? undefined : match
@@ -98,7 +101,7 @@ export function matchSeries(index: SlotIndex, filters: SlotFilters): SeriesMatch
     get firsts() {
       return listed().firsts
     },
-    from: filters.startAfter,
+    from,
     get countsFrom() {
       return listed().countsFrom
     },
