@@ -97,6 +97,18 @@ const CASES: [query: string, where: string, params: unknown[]][] = [
     `t.status = 0 AND (r.accepting IS NULL OR r.accepting = 'newpt') AND t.start_ms >= ?`,
     [Date.parse(DEFAULT_NOW)],
   ],
+  // Traits alone are read from their series' starts kept together (SlotIndex.traitSources): in a window too.
+  [
+    'acceptingPatients=existptonly&isVirtual=false&startAfter=2026-11-20T13:17:00Z&startBefore=2026-11-23T05:00:00Z',
+    `t.status = 0 AND (r.accepting IS NULL OR r.accepting = 'existptonly') AND r.is_virtual = 0
+     AND t.start_ms >= ? AND t.start_ms <= ?`,
+    [Date.parse('2026-11-20T13:17:00Z'), Date.parse('2026-11-23T05:00:00Z')],
+  ],
+  [
+    'isVirtual=false&status=busy&startAfter=2026-11-20T06:00:00Z',
+    't.status = 1 AND r.is_virtual = 0 AND t.start_ms >= ?',
+    [Date.parse('2026-11-20T06:00:00Z')],
+  ],
   // Both specialties of one schedule: each of its series listed once.
   [
     'specialty=394802001,http://snomed.info/sct|419772000&includePast=true',

@@ -147,6 +147,7 @@ class PublisherSeries {
    * search by traits alone wants.
    */
   readonly #traitMasks = new Map<string, WantedPlaces>()
+  readonly #traitSeries = new Map<string, RunSource | null>()
   /** A mark per place, all clear between searches, and room for every place: what a union of lists is taken with. */
   #marks: Uint8Array | undefined
   #gathered: Int32Array | undefined
@@ -525,6 +526,33 @@ class PublisherSeries {
   }
 
   /**
+   * For a search whose only series filters are traits (`key`, `test`): the series meeting them that hold
+   * slots of the status, as a page's source (their starts together and their members in its part), kept
+   * by key and status; null when none does. A few trait keys in all: isVirtual and acceptingPatients.
+   */
+  traitSource(
+    db: Db,
+    slug: string,
+    key: string,
+    status: number,
+    test: (traits: number) => boolean,
+  ): RunSource | null {
+    const kept = this.#traitSeries.get(`${status} ${key}`)
+    if (kept !== undefined) return kept
+    const bit = 1 << status
+    const places: number[] = []
+    this.traits.forEach((traits, place) => {
+      if (traits & bit && test(traits)) places.push(place)
+    })
+    const [members] = masksBySync(places.map((place) => this.all[place] as Series))
+    const source = members
+      ? { prefix: slotIdPrefix(slug), members, starts: this.listStarts(db, places, status) }
+      : null
+    this.#traitSeries.set(`${status} ${key}`, source)
+    return source
+  }
+
+  /**
    * Whether the series at a place of the candidates meets the filters: first on its packed traits, then,
    * for a filter neither its lists nor they settle, on the series itself.
    */
@@ -583,6 +611,56 @@ export interface PageRun {
   start: number
   skip: number
   take: number
+}
+
+/** One publisher's share of a page walked by start: its slot id prefix, its series' starts and their members. */
+export interface RunSource {
+  prefix: string
+  members: SeriesMask
+  /** Ascending: the starts of the status of the series the members name. */
+  starts: Float64Array
+}
+
+/**
+ * A page over the sources' slots from `from` through `through` (undefined: unbounded), past their first
+ * `skip`, as runs of one publisher's slots at one start, in page order: by start, then by id, and ids
+ * begin with their publisher's prefix (`slotIdPrefix`), so a start's slots come publisher by publisher. Each
+ * run is then read by one seek in its part; a merge of every publisher's walk seeked in each of them.
+ */
+export function pageRunsOf(
+  sources: readonly RunSource[],
+  from: number | undefined,
+  through: number | undefined,
+  skip: number,
+  limit: number,
+): PageRun[] {
+  const cursors = sources
+    .map((source) => ({ ...source, at: from === undefined ? 0 : countBefore(source.starts, from) }))
+    .sort((a, b) => byKey(a.prefix, b.prefix))
+  const runs: PageRun[] = []
+  let left = limit
+  while (left > 0) {
+    let start = Number.POSITIVE_INFINITY
+    for (const { starts, at } of cursors)
+      if (at < starts.length) start = Math.min(start, starts[at] as number)
+    if (start === Number.POSITIVE_INFINITY || (through !== undefined && start > through)) break
+    for (const cursor of cursors) {
+      const { starts, at, members } = cursor
+      if (left === 0) break
+      if (at >= starts.length || starts[at] !== start) continue
+      cursor.at = endThrough(starts, start, at, starts.length)
+      const count = cursor.at - at
+      if (skip >= count) {
+        skip -= count
+        continue
+      }
+      const take = Math.min(count - skip, left)
+      runs.push({ members, start, skip, take })
+      left -= take
+      skip = 0
+    }
+  }
+  return runs
 }
 
 /** The series a search wants, a bit per place, and their groups when they are whole groups. */
@@ -1197,49 +1275,34 @@ export class SlotIndex {
     )
   }
 
-  /**
-   * A page over every served series' slots of the status from `from` on, past its first `skip`, as runs of
-   * one publisher's slots at one start, in page order: by start, then by id, and ids begin with their
-   * publisher's prefix (`slotIdPrefix`), so a start's slots come publisher by publisher. Each run is then
-   * read by one seek in its part; a merge of every publisher's walk seeked in each of them.
-   */
+  /** A page over every served series' slots of the status from `from` on, past its first `skip` (`pageRunsOf`). */
   pageRuns(status: number, from: number | undefined, skip: number, limit: number): PageRun[] {
-    const cursors = [...this.#publishers.entries()]
-      .map(([slug, indexed]) => {
-        const starts = indexed.servedStarts(this.db, status)
-        const [members] = indexed.members()
-        return {
-          prefix: slotIdPrefix(slug),
-          members,
-          starts,
-          at: from === undefined ? 0 : countBefore(starts, from),
-        }
-      })
-      .sort((a, b) => byKey(a.prefix, b.prefix))
-    const runs: PageRun[] = []
-    let left = limit
-    while (left > 0) {
-      let start = Number.POSITIVE_INFINITY
-      for (const { starts, at } of cursors)
-        if (at < starts.length) start = Math.min(start, starts[at] as number)
-      if (start === Number.POSITIVE_INFINITY) break
-      for (const cursor of cursors) {
-        const { starts, at, members } = cursor
-        if (left === 0) break
-        if (at >= starts.length || starts[at] !== start || !members) continue
-        cursor.at = endThrough(starts, start, at, starts.length)
-        const count = cursor.at - at
-        if (skip >= count) {
-          skip -= count
-          continue
-        }
-        const take = Math.min(count - skip, left)
-        runs.push({ members, start, skip, take })
-        left -= take
-        skip = 0
-      }
+    const sources = [...this.#publishers.entries()].flatMap(([slug, indexed]): RunSource[] => {
+      const [members] = indexed.members()
+      return members
+        ? [{ prefix: slotIdPrefix(slug), members, starts: indexed.servedStarts(this.db, status) }]
+        : []
+    })
+    return pageRunsOf(sources, from, undefined, skip, limit)
+  }
+
+  /**
+   * For a slot search whose only series filters are traits (traitsOnlyKey; a publisher besides), after
+   * bringing changed publishers up to date: per publisher holding matches, its matching series as a page's
+   * source (PublisherSeries.traitSource). Undefined for any other search.
+   */
+  traitSources(filters: SeriesFilters, status: number): RunSource[] | undefined {
+    const key = traitsOnlyKey(filters)
+    const test = key === undefined ? undefined : traitsTest(wantedOf(filters))
+    if (key === undefined || test === undefined) return undefined
+    this.refresh()
+    const sources: RunSource[] = []
+    for (const [slug, indexed] of this.#publishers) {
+      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      const source = indexed.traitSource(this.db, slug, key, status, test)
+      if (source) sources.push(source)
     }
-    return runs
+    return sources
   }
 
   /**

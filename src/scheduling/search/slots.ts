@@ -18,9 +18,9 @@ import {
   slotConditions,
   type SlotFilters,
 } from './matches.js'
-import { foundAt, type SlotIndex } from './slotIndex.js'
+import { foundAt, type PageRun, pageRunsOf, type RunSource, type SlotIndex } from './slotIndex.js'
 import { masksBySync, type Series, type SeriesMask, SERVED_SERIES, statusIndex } from './series.js'
-import { firstMatches, nthStart } from './startTimes.js'
+import { countBefore, firstMatches, nthStart } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
 
 /** The slot listing: one page of matching slots in start order, read by key columns first, then whole. */
@@ -226,15 +226,34 @@ const RUN_SQL = `SELECT t.series_id, t.id, t.status, t.start_ms, t.end_ms, t.boo
   JOIN sched_slots t ON t.series_id = k.series_id AND t.status = k.status AND t.start_ms = k.start_ms AND t.id = k.id
   ORDER BY t.id`
 
-/** The page's rows over every series from `filters.startAfter` on, read run by run. */
-function rowsByRuns(index: SlotIndex, filters: SlotFilters, page: Page): SlotRowOut[] {
-  const status = statusIndex(filters.status)
+/** The rows of a page's runs (SlotIndex.pageRuns, pageRunsOf), one seek each. */
+function rowsOfRuns(index: SlotIndex, status: number, runs: PageRun[]): SlotRowOut[] {
   const read = index.db.statement(RUN_SQL)
-  return index
-    .pageRuns(status, filters.startAfter, page.offset, page.limit)
-    .flatMap(({ members: { part, lo, hi, members }, start, skip, take }) =>
-      read.all({ part, status, start, lo, hi, members, take, skip }),
-    ) as SlotRowOut[]
+  return runs.flatMap(({ members: { part, lo, hi, members }, start, skip, take }) =>
+    read.all({ part, status, start, lo, hi, members, take, skip }),
+  ) as SlotRowOut[]
+}
+
+/**
+ * A search whose only series filters are traits (isVirtual, acceptingPatients), answered as one over every
+ * series is, from the matching series' starts kept together per publisher: the total is two binary searches
+ * a publisher, the page a walk of their starts, whatever the number of series or slots that match.
+ */
+function traitSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilters, page: Page) {
+  const { startAfter, startBefore } = filters
+  let total = 0
+  for (const { starts } of sources) {
+    const end = startBefore === undefined ? starts.length : countBefore(starts, startBefore + 1)
+    total += Math.max(0, end - (startAfter === undefined ? 0 : countBefore(starts, startAfter)))
+  }
+  if (total <= page.offset) return { slots: [], total }
+  const status = statusIndex(filters.status)
+  const rows = rowsOfRuns(
+    index,
+    status,
+    pageRunsOf(sources, startAfter, startBefore, page.offset, page.limit),
+  )
+  return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
 }
 
 /** The page's rows by their keys first: merged walks of the parts in start order, or collected and sorted. */
@@ -266,6 +285,8 @@ function rowsByKeys(index: SlotIndex, match: SeriesMatch, filters: SlotFilters, 
 }
 
 export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
+  const traits = index.traitSources(filters, statusIndex(filters.status))
+  if (traits) return traitSlots(index, traits, filters, page)
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
   const counted = countBySeriesFigures(index, match, filters)
@@ -280,7 +301,11 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
   // Every series from a moment on: the page's runs come from the served starts, one seek each.
   const rows =
     walk.match.everySeries && walk.filters.startBefore === undefined
-      ? rowsByRuns(index, walk.filters, start.page)
+      ? rowsOfRuns(
+          index,
+          match.status,
+          index.pageRuns(match.status, walk.filters.startAfter, start.page.offset, start.page.limit),
+        )
       : rowsByKeys(index, walk.match, walk.filters, start.page)
   // Every row is of a series the index holds: runs and walks name its series, or its parts (memberCondition).
   return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
