@@ -84,6 +84,12 @@ const LOAD_ROWS = 128
  * series tallied (a binary search in its starts).
  */
 const WALK_PER_SERIES = 8
+/**
+ * Trait sources a publisher keeps (`traitSource`), the least recently used let go first: each holds up to a
+ * start (8 bytes) per slot of the status, and keys and statuses combine into dozens (2,000,000 slots: ~10 MB
+ * a key for isVirtual=false).
+ */
+const TRAIT_SOURCES_KEPT = 4
 /** A union of lists holding more than one place in this many is put in place order (`#union`). */
 const UNION_IN_ORDER = 8
 /** Series wanted by a window search's filters below which they are tallied: a few hundred microseconds' work. */
@@ -528,7 +534,7 @@ class PublisherSeries {
   /**
    * For a search whose only series filters are traits (`key`, `test`): the series meeting them that hold
    * slots of the status, as a page's source (their starts together and their members in its part), kept
-   * by key and status; null when none does. A few trait keys in all: isVirtual and acceptingPatients.
+   * by key and status (TRAIT_SOURCES_KEPT at most); null when none does.
    */
   traitSource(
     db: Db,
@@ -538,7 +544,12 @@ class PublisherSeries {
     test: (traits: number) => boolean,
   ): RunSource | null {
     const kept = this.#traitSeries.get(`${status} ${key}`)
-    if (kept !== undefined) return kept
+    if (kept !== undefined) {
+      // Kept in the order last used: the oldest goes first.
+      this.#traitSeries.delete(`${status} ${key}`)
+      this.#traitSeries.set(`${status} ${key}`, kept)
+      return kept
+    }
     const bit = 1 << status
     const places: number[] = []
     this.traits.forEach((traits, place) => {
@@ -549,6 +560,10 @@ class PublisherSeries {
       ? { prefix: slotIdPrefix(slug), members, starts: this.listStarts(db, places, status) }
       : null
     this.#traitSeries.set(`${status} ${key}`, source)
+    for (const [oldest] of this.#traitSeries) {
+      if (this.#traitSeries.size <= TRAIT_SOURCES_KEPT) break
+      this.#traitSeries.delete(oldest)
+    }
     return source
   }
 
