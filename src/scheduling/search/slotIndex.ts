@@ -174,6 +174,7 @@ class PublisherSeries {
   readonly #listGroups = new WeakMap<readonly number[], (ListGroups | undefined)[]>()
   /** Per list a deep page over it alone asked for, per status: its series' starts together (`listStarts`). */
   readonly #listStarts = new WeakMap<readonly number[], (Float64Array | undefined)[]>()
+  readonly #listMembers = new WeakMap<readonly number[], SeriesMask | null>()
   #allPlaces: number[] | undefined
 
   /** `groups`: how many groups its series are in, at most: their places are below it. */
@@ -352,6 +353,16 @@ class PublisherSeries {
       kept[status] = together
     }
     return together
+  }
+
+  /** One of its lists as a page's source (`pageRunsOf`): its series' starts together and their members. */
+  listSource(db: Db, slug: string, list: readonly number[], status: number): RunSource | null {
+    let members = this.#listMembers.get(list)
+    if (members === undefined) {
+      members = masksBySync(list.map((place) => this.all[place] as Series))[0] ?? null
+      this.#listMembers.set(list, members)
+    }
+    return members && { prefix: slotIdPrefix(slug), members, starts: this.listStarts(db, list, status) }
   }
 
   /**
@@ -736,6 +747,7 @@ export function foundAt(found: Found, indexes: readonly number[]): Found {
 
 /** A publisher in a search over one listed filter alone, with the non-empty lists of the values asked. */
 interface ListedPublisher {
+  slug: string
   indexed: PublisherSeries
   lists: (readonly number[])[]
 }
@@ -1250,17 +1262,18 @@ export class SlotIndex {
   }
 
   /**
-   * For a search over one listed value alone (a state, a city, one service type), each publisher's starts of
-   * the status of that value's series, together (`PublisherSeries.listStarts`): what `nthStart` finds a deep
-   * page's beginning in. Undefined for any other search.
+   * For a slot search over one listed value alone (a state, a city, one service type; a publisher besides):
+   * per publisher holding it, that value's series as a page's source (their starts together, kept per list:
+   * `PublisherSeries.listSource`). Undefined for any other search.
    */
-  listedStarts(filters: SeriesFilters, status: number): Float64Array[] | undefined {
+  listSources(filters: SeriesFilters, status: number): RunSource[] | undefined {
     const listed = this.#listedAlone(filters)
     if (listed === undefined || listed.every) return undefined
     // Several values, or a specialty named by code and by system|code: their union is made per search.
     if (listed.publishers.some(({ lists }) => lists.length > 1)) return undefined
-    return listed.publishers.map(({ indexed, lists }) =>
-      indexed.listStarts(this.db, lists[0] as readonly number[], status),
+    return listed.publishers.flatMap(
+      ({ slug, indexed, lists }) =>
+        indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
     )
   }
 
@@ -1283,7 +1296,7 @@ export class SlotIndex {
         filter === 'every'
           ? [indexed.allPlaces()]
           : (indexed.listsOf(filter, wanted) ?? []).filter((list): list is number[] => !!list?.length)
-      if (lists.length > 0) publishers.push({ indexed, lists })
+      if (lists.length > 0) publishers.push({ slug, indexed, lists })
     }
     return { every: filter === 'every', wanted, publishers }
   }

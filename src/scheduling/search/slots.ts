@@ -20,7 +20,7 @@ import {
 } from './matches.js'
 import { foundAt, type PageRun, pageRunsOf, type RunSource, type SlotIndex } from './slotIndex.js'
 import { masksBySync, type Series, type SeriesMask, SERVED_SERIES, statusIndex } from './series.js'
-import { countBefore, firstMatches, nthStart } from './startTimes.js'
+import { countBefore, firstMatches } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
 
 /** The slot listing: one page of matching slots in start order, read by key columns first, then whole. */
@@ -168,19 +168,14 @@ function pageStart(
 ): { filters: SlotFilters; page: Page } {
   const unchanged = { filters, page }
   if (page.offset < SKIP_FROM_OFFSET || filters.startBefore !== undefined) return unchanged
-  // One listed value alone: its starts are kept together, and the very start of the match at the offset is
-  // a binary search in them, as over every series.
-  const listed = match.everySeries ? undefined : index.listedStarts(filters, match.status)
-  if (!match.everySeries && !listed && match.slots > 16 * page.offset) return unchanged
-  const skip = listed
-    ? nthStart(listed, filters.startAfter, page.offset)
-    : index.skipAhead(
-        match.everySeries ? undefined : match.series,
-        match.status,
-        total,
-        filters.startAfter,
-        page.offset,
-      )
+  if (!match.everySeries && match.slots > 16 * page.offset) return unchanged
+  const skip = index.skipAhead(
+    match.everySeries ? undefined : match.series,
+    match.status,
+    total,
+    filters.startAfter,
+    page.offset,
+  )
   if (!skip) return unchanged
   return {
     filters: { ...filters, startAfter: skip.from },
@@ -235,11 +230,12 @@ function rowsOfRuns(index: SlotIndex, status: number, runs: PageRun[]): SlotRowO
 }
 
 /**
- * A search whose only series filters are traits (isVirtual, acceptingPatients), answered as one over every
- * series is, from the matching series' starts kept together per publisher: the total is two binary searches
- * a publisher, the page a walk of their starts, whatever the number of series or slots that match.
+ * A search whose only series filters are traits (isVirtual, acceptingPatients), or one listed value alone,
+ * answered as one over every series is, from the matching series' starts kept together per publisher: the
+ * total is two binary searches a publisher, the page a walk of their starts, whatever the number of series or
+ * slots that match, the time asked or the offset.
  */
-function traitSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilters, page: Page) {
+function sourcedSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilters, page: Page) {
   const { startAfter, startBefore } = filters
   let total = 0
   for (const { starts } of sources) {
@@ -285,8 +281,9 @@ function rowsByKeys(index: SlotIndex, match: SeriesMatch, filters: SlotFilters, 
 }
 
 export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
-  const traits = index.traitSources(filters, statusIndex(filters.status))
-  if (traits) return traitSlots(index, traits, filters, page)
+  const status = statusIndex(filters.status)
+  const sources = index.traitSources(filters, status) ?? index.listSources(filters, status)
+  if (sources) return sourcedSlots(index, sources, filters, page)
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
   const counted = countBySeriesFigures(index, match, filters)
