@@ -9,15 +9,7 @@ import { openDatabase } from '../src/app/store.js'
 import { type RunningServer, startServer } from '../src/app/server.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { runCliMeasured } from '../test/support/cli.js'
-import {
-  formatTable,
-  type LoadResult,
-  measure,
-  medianOf,
-  percentile,
-  startBareServer,
-  verdict,
-} from './lib/load.js'
+import { formatTable, type LoadResult, measure, medianOf, startBareServer, verdict } from './lib/load.js'
 import {
   FEED_START,
   locationOf,
@@ -29,6 +21,7 @@ import {
   SPECIALTIES,
   TOTAL_SLOTS,
 } from './lib/slotFeed.js'
+import { serverTimes } from './lib/fhirQueries.js'
 import { sweepShapes } from './lib/schedulingSweep.js'
 
 const SYNC_GOAL_SLOTS_PER_S = 150_000
@@ -254,24 +247,8 @@ export async function run(args: string[]): Promise<void> {
       if (response.status !== 200) throw new Error(`${url}: ${response.status} ${body}`)
       return { body, contentType: response.headers.get('content-type') ?? 'application/json' }
     }
-    /**
-     * Server time: requests one at a time on one connection, each as the server measured it in its request
-     * log (from the first middleware to the response sent), not as the client saw it.
-     */
-    const serverTimes = async (server: RunningServer, path: string) => {
-      await server.flush()
-      const after = server.live.prepare('SELECT coalesce(max(rowid), 0) FROM request_log').pluck().get()
-      const stopAt = performance.now() + SERVER_TIME_BUDGET_MS
-      for (let sent = 0; sent < SERVER_TIME_SAMPLES && performance.now() < stopAt; sent++) {
-        await get(`${server.url}${path}`)
-      }
-      await server.flush()
-      const times = server.live
-        .prepare('SELECT duration_ms FROM request_log WHERE rowid > ? AND status = 200 ORDER BY duration_ms')
-        .pluck()
-        .all(after) as number[]
-      return { p50: percentile(times, 50), p99: percentile(times, 99) }
-    }
+    const timesOf = (server: RunningServer, path: string) =>
+      serverTimes(server, key, [path], { requests: SERVER_TIME_SAMPLES, budgetMs: SERVER_TIME_BUDGET_MS })
     const load = (url: string, seconds = durationSeconds) =>
       measure(url, { connections: CONNECTIONS, durationSeconds: seconds, headers })
     const groups = JSON.parse(
@@ -295,9 +272,9 @@ export async function run(args: string[]): Promise<void> {
     for (const [label, path] of queries) {
       const sample = await get(`${servers.cold.url}${path}`)
       const total = JSON.parse(sample.body.toString()).total
-      const cold = await serverTimes(servers.cold, path)
-      const warm = await serverTimes(servers.warm, path)
-      const afterDays = await serverTimes(servers.later, path)
+      const cold = await timesOf(servers.cold, path)
+      const warm = await timesOf(servers.warm, path)
+      const afterDays = await timesOf(servers.later, path)
       const bare = await startBareServer(sample.body, { 'Content-Type': sample.contentType })
       const rounds = { cold: [] as LoadResult[], warm: [] as LoadResult[], bare: [] as LoadResult[] }
       for (let round = 0; round < ROUNDS; round++) {

@@ -86,11 +86,11 @@ export async function sweepShapes(
   // One pass first, so that no shape pays for what the first search of its kind makes.
   for (const endpoint of ENDPOINTS)
     for (const shape of shapes)
-      await serverTimes(server, key, pathsOf(endpoint, shape, WARMUP_SAMPLES), WARMUP_SAMPLES)
+      await serverTimes(server, key, pathsOf(endpoint, shape, WARMUP_SAMPLES), { requests: WARMUP_SAMPLES })
   const figures: { shape: string; p50: number; p99: number }[] = []
   for (const endpoint of ENDPOINTS)
     for (const shape of shapes) {
-      const times = await serverTimes(server, key, pathsOf(endpoint, shape, SAMPLES), SAMPLES)
+      const times = await serverTimes(server, key, pathsOf(endpoint, shape, SAMPLES), { requests: SAMPLES })
       figures.push({ shape: `${endpoint}: ${shape.join(' + ') || 'no filter'}`, ...times })
     }
   const missed = figures.filter(({ p50, p99 }) => p50 >= goals.p50 || p99 >= goals.p99)
