@@ -6,6 +6,7 @@ import { openDatabase } from '../src/app/store.js'
 import type { Db } from '../src/db/open.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { searchGroups } from '../src/scheduling/search/groups.js'
+import { searchSlots } from '../src/scheduling/search/slots.js'
 import { SERVED_SERIES } from '../src/scheduling/search/series.js'
 import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { packedStartsSteps } from '../src/scheduling/search/startTimes.js'
@@ -244,5 +245,61 @@ describe('grouped searches over more groups than their tallies first hold', () =
     expect(
       runNow(packedStartsSteps({ ...sync, starts: Float64Array.from([FROM + 1000, FROM]) }, [1], () => 0)),
     ).toEqual(Float64Array.from([(FROM / 1000) * 2 ** 21, (FROM / 1000 + 1) * 2 ** 21]))
+  })
+})
+
+/** The oracle for slot listings: the page of free slots in a window with one of the codes, in start then id order. */
+function plainSlots(from: number, through: number, codes: readonly string[], limit: number, offset: number) {
+  const where = `${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?
+    AND EXISTS (SELECT 1 FROM json_each(r.service_types) WHERE json_each.value ->> 'code' IN (SELECT value FROM json_each(?)))`
+  const params = [from, through, JSON.stringify(codes)]
+  const total = db
+    .prepare(`SELECT count(*) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id WHERE ${where}`)
+    .pluck()
+    .get(...params) as number
+  const ids = db
+    .prepare(
+      `SELECT t.id FROM sched_slots t JOIN sched_series r ON r.id = t.series_id WHERE ${where}
+       ORDER BY t.start_ms, t.id LIMIT ? OFFSET ?`,
+    )
+    .pluck()
+    .all(...params, limit, offset) as string[]
+  return { total, ids }
+}
+
+describe('slot listings in a window over several values of a list', () => {
+  it('count and page the window as the plain query does, from the starts of the values’ series in it', () => {
+    const index = new SlotIndex(db)
+    const minutes = 60_000
+    for (const [from, through] of [
+      [FROM + 40 * 900_000, FROM + 40 * 900_000 + 6 * 60 * minutes], // whole hours, a start at each bound
+      [FROM + 40 * 900_000 + 1, FROM + 52 * 900_000 - 1], // bounds between starts
+      [FROM + 7 * 900_000, FROM + 301 * 900_000 - 1_000], // three days
+    ] as const) {
+      const filters = {
+        status: 'free' as const,
+        startAfter: from,
+        startBefore: through,
+        groupKeys: [],
+        serviceTypeCode: [...CODES],
+      }
+      // The window holds few slots for the series its two lists name: walked, not counted per series.
+      expect(index.windowSources(filters, 0, from, through)).toBeDefined()
+      const { total } = plainSlots(from, through, CODES, 1, 0)
+      expect(total).toBeGreaterThan(100)
+      for (const [offset, limit] of [
+        [0, 25],
+        [7, 100],
+        [Math.floor(total / 2), 30],
+        [total - 5, 25],
+      ] as const) {
+        const found = searchSlots(index, filters, { offset, limit })
+        expect({ from, offset, total: found.total, ids: found.slots.map((slot) => slot.id) }).toEqual({
+          from,
+          offset,
+          ...plainSlots(from, through, CODES, limit, offset),
+        })
+      }
+    }
   })
 })

@@ -233,7 +233,8 @@ function rowsOfRuns(index: SlotIndex, status: number, runs: PageRun[]): SlotRowO
  * A search whose only series filters are traits (isVirtual, acceptingPatients), or one listed value alone,
  * answered as one over every series is, from the matching series' starts kept together per publisher: the
  * total is two binary searches a publisher, the page a walk of their starts, whatever the number of series or
- * slots that match, the time asked or the offset.
+ * slots that match, the time asked or the offset. So is one in a window over several values of one listed
+ * filter, from the window's starts of their series (SlotIndex.windowSources).
  */
 function sourcedSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilters, page: Page) {
   const { startAfter, startBefore } = filters
@@ -282,7 +283,12 @@ function rowsByKeys(index: SlotIndex, match: SeriesMatch, filters: SlotFilters, 
 
 export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
   const status = statusIndex(filters.status)
-  const sources = index.traitSources(filters, status) ?? index.listSources(filters, status)
+  const sources =
+    index.traitSources(filters, status) ??
+    index.listSources(filters, status) ??
+    (filters.startBefore === undefined
+      ? undefined
+      : index.windowSources(filters, status, filters.startAfter, filters.startBefore))
   if (sources) return sourcedSlots(index, sources, filters, page)
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
