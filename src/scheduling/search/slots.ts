@@ -283,12 +283,18 @@ function rowsByKeys(index: SlotIndex, match: SeriesMatch, filters: SlotFilters, 
 
 export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
   const status = statusIndex(filters.status)
+  const { startAfter, startBefore } = filters
+  // A value's starts are made on the first search over it (a few ms): a first page from now is answered as
+  // soon from each series' figures, kept from one search to the next (from a moment of the caller's own,
+  // they are made again for each series).
+  const listed =
+    startBefore !== undefined ||
+    page.offset >= SKIP_FROM_OFFSET ||
+    (startAfter !== undefined && !filters.startsNow)
   const sources =
     index.traitSources(filters, status) ??
-    index.listSources(filters, status) ??
-    (filters.startBefore === undefined
-      ? undefined
-      : index.windowSources(filters, status, filters.startAfter, filters.startBefore))
+    (listed ? index.listSources(filters, status) : undefined) ??
+    (startBefore === undefined ? undefined : index.windowSources(filters, status, startAfter, startBefore))
   if (sources) return sourcedSlots(index, sources, filters, page)
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
