@@ -94,7 +94,7 @@ const WALK_PER_SERIES = 8
  */
 const TRAIT_SOURCES_KEPT = 8
 /**
- * Slots a window search over a union of lists may walk per series listed (`windowSources`): a slot walked
+ * Slots a window search over a union of lists may walk per series listed (`listedSources`): a slot walked
  * costs ~25 ns (its place unpacked, a byte looked up, its start kept), a series counted two binary searches
  * in its part's starts, about ten times as much. At 16, a long window over every specialty walked ~1,000,000
  * slots (p99 32 ms against 23 counted).
@@ -381,8 +381,8 @@ class PublisherSeries {
 
   /**
    * The series of several of its lists (a union) as a page's source in a window, from its served starts
-   * packed with their places (`slots` of them, from `lo` on): the starts (ms) of the union's series met there
-   * and their members; null when it has none, undefined when its starts are not packed.
+   * packed with their places (made: `windowStarts`; `slots` of them from `lo` on): the starts (ms) of the
+   * union's series met there and their members; null when it has none.
    */
   windowSource(
     slug: string,
@@ -390,44 +390,48 @@ class PublisherSeries {
     status: number,
     lo: number,
     slots: number,
-  ): RunSource | null | undefined {
-    const packed = this.#packedStarts[status]
-    if (!packed) return undefined
+  ): RunSource | null {
+    const packed = this.#packedStarts[status] as Float64Array
     const marked = new Uint8Array(this.all.length)
-    let first = Number.POSITIVE_INFINITY
-    let last = Number.NEGATIVE_INFINITY
-    for (const list of lists)
-      for (const place of list) {
-        marked[place] = 1
-        const id = this.ids[place] as number
-        if (id < first) first = id
-        if (id > last) last = id
-      }
-    if (last < first) return null
-    const members = Buffer.alloc(last - first + 1)
-    for (let place = 0; place < marked.length; place++)
-      if (marked[place] === 1) members[(this.ids[place] as number) - first] = 1
+    for (const list of lists) for (const place of list) marked[place] = 1
+    const members = this.#membersOf(marked, slug)
+    if (!members) return null
     const met = new Float64Array(slots)
     let count = 0
     for (let at = lo; at < lo + slots; at++) {
       const value = packed[at] as number
       if (marked[placeUnpacked(value)] === 1) met[count++] = secondUnpacked(value) * 1000
     }
-    return {
-      prefix: slotIdPrefix(slug),
-      members: { part: this.part, publisher: slug, lo: first, hi: last, members },
-      starts: met.subarray(0, count),
-    }
+    return { prefix: slotIdPrefix(slug), members, starts: met.subarray(0, count) }
   }
 
   /** One of its lists as a page's source (`pageRunsOf`): its series' starts together and their members. */
   listSource(db: Db, slug: string, list: readonly number[], status: number): RunSource | null {
     let members = this.#listMembers.get(list)
     if (members === undefined) {
-      members = masksBySync(list.map((place) => this.all[place] as Series))[0] ?? null
+      const marked = new Uint8Array(this.all.length)
+      for (const place of list) marked[place] = 1
+      members = this.#membersOf(marked, slug) ?? null
       this.#listMembers.set(list, members)
     }
     return members && { prefix: slotIdPrefix(slug), members, starts: this.listStarts(db, list, status) }
+  }
+
+  /** The series at the marked places as members of its part; undefined when none is marked. */
+  #membersOf(marked: Uint8Array, slug: string): SeriesMask | undefined {
+    let lo = Number.POSITIVE_INFINITY
+    let hi = Number.NEGATIVE_INFINITY
+    for (let place = 0; place < marked.length; place++) {
+      if (marked[place] !== 1) continue
+      const id = this.ids[place] as number
+      if (id < lo) lo = id
+      if (id > hi) hi = id
+    }
+    if (hi < lo) return undefined
+    const members = Buffer.alloc(hi - lo + 1)
+    for (let place = 0; place < marked.length; place++)
+      if (marked[place] === 1) members[(this.ids[place] as number) - lo] = 1
+    return { part: this.part, publisher: slug, lo, hi, members }
   }
 
   /**
@@ -639,7 +643,7 @@ class PublisherSeries {
       marked[place] = 1
       slots += this.counts[place * statuses + status] as number
     })
-    const [members] = masksBySync(places.map((place) => this.all[place] as Series))
+    const members = this.#membersOf(marked, slug)
     // From its served starts packed with their places (already in order, a pass over them) where it has
     // them: merging the series' starts took ~100 ms for 50 publishers, a search's wait.
     this.servedStarts(db, status)
@@ -1327,37 +1331,29 @@ export class SlotIndex {
   }
 
   /**
-   * For a slot search over one listed value alone (a state, a city, one service type; a publisher besides):
-   * per publisher holding it, that value's series as a page's source (their starts together, kept per list:
-   * `PublisherSeries.listSource`). Undefined for any other search.
+   * For a slot search over one listed filter alone (a publisher besides): per publisher holding its values,
+   * their series as a page's source. One value (a state, a city, one service type): its series' starts
+   * together, kept per list (`PublisherSeries.listSource`). Several (100 service types, say) in a window
+   * (`through` given): the slots of their series in the window, walked in each publisher's served starts
+   * packed with their places (`windowSource`), unless the window holds more than WALK_PER_SERIES_SOURCED slots
+   * per series asked (counting each series' slots then costs less) or a publisher's starts are not packed.
+   * Undefined for any other search.
    */
-  listSources(filters: SeriesFilters, status: number): RunSource[] | undefined {
-    const listed = this.#listedAlone(filters)
-    if (listed === undefined || listed.every) return undefined
-    // Several values, or a specialty named by code and by system|code: their union is made per search.
-    if (listed.publishers.some(({ lists }) => lists.length > 1)) return undefined
-    return listed.publishers.flatMap(
-      ({ slug, indexed, lists }) =>
-        indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
-    )
-  }
-
-  /**
-   * For a slot search in a window over several values of one listed filter alone (100 service types, say; a
-   * publisher besides): per publisher holding them, the slots of their series in the window as a page's
-   * source, from its served starts packed with their places, walked from the window's start to its end.
-   * Undefined for any other search, when a publisher's starts are not packed, or when the window holds
-   * more than WALK_PER_SERIES_SOURCED slots per series asked (counting each series' slots then costs less).
-   */
-  windowSources(
+  listedSources(
     filters: SeriesFilters,
     status: number,
     from: number | undefined,
-    through: number,
+    through: number | undefined,
   ): RunSource[] | undefined {
     const listed = this.#listedAlone(filters)
     if (listed === undefined || listed.every) return undefined
-    if (!listed.publishers.some(({ lists }) => lists.length > 1)) return undefined
+    // Several values, or a specialty named by code and by system|code: their union is made per search.
+    if (listed.publishers.every(({ lists }) => lists.length <= 1))
+      return listed.publishers.flatMap(
+        ({ slug, indexed, lists }) =>
+          indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
+      )
+    if (through === undefined) return undefined
     // Whole seconds, the end excluded, as packed: a start is in the window when its second is.
     const first = from === undefined ? 0 : Math.ceil(from / 1000)
     const end = Math.floor(through / 1000) + 1
@@ -1374,14 +1370,10 @@ export class SlotIndex {
       for (const list of lists) series += list.length
     }
     if (slots > WALK_PER_SERIES_SOURCED * series) return undefined
-    const sources: RunSource[] = []
-    for (const [nth, { slug, indexed, lists }] of listed.publishers.entries()) {
+    return listed.publishers.flatMap(({ slug, indexed, lists }, nth) => {
       const { lo, hi } = spans[nth] as { lo: number; hi: number }
-      const source = indexed.windowSource(slug, lists, status, lo, hi - lo)
-      if (source === undefined) return undefined
-      if (source) sources.push(source)
-    }
-    return sources
+      return indexed.windowSource(slug, lists, status, lo, hi - lo) ?? []
+    })
   }
 
   /**

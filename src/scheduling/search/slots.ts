@@ -234,7 +234,7 @@ function rowsOfRuns(index: SlotIndex, status: number, runs: PageRun[]): SlotRowO
  * answered as one over every series is, from the matching series' starts kept together per publisher: the
  * total is two binary searches a publisher, the page a walk of their starts, whatever the number of series or
  * slots that match, the time asked or the offset. So is one in a window over several values of one listed
- * filter, from the window's starts of their series (SlotIndex.windowSources).
+ * filter, from the window's starts of their series (SlotIndex.listedSources).
  */
 function sourcedSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilters, page: Page) {
   const { startAfter, startBefore } = filters
@@ -250,7 +250,12 @@ function sourcedSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilte
     status,
     pageRunsOf(sources, startAfter, startBefore, page.offset, page.limit),
   )
-  return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
+  return { slots: slotsOf(index, rows), total }
+}
+
+/** Every row is of a series the index holds: runs and walks name its series, or its parts (memberCondition). */
+function slotsOf(index: SlotIndex, rows: SlotRowOut[]): Record<string, unknown>[] {
+  return rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series))
 }
 
 /** The page's rows by their keys first: merged walks of the parts in start order, or collected and sorted. */
@@ -293,8 +298,7 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
     (startAfter !== undefined && !filters.startsNow)
   const sources =
     index.traitSources(filters, status) ??
-    (listed ? index.listSources(filters, status) : undefined) ??
-    (startBefore === undefined ? undefined : index.windowSources(filters, status, startAfter, startBefore))
+    (listed ? index.listedSources(filters, status, startAfter, startBefore) : undefined)
   if (sources) return sourcedSlots(index, sources, filters, page)
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
@@ -316,6 +320,5 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
           index.pageRuns(match.status, walk.filters.startAfter, start.page.offset, start.page.limit),
         )
       : rowsByKeys(index, walk.match, walk.filters, start.page)
-  // Every row is of a series the index holds: runs and walks name its series, or its parts (memberCondition).
-  return { slots: rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series)), total }
+  return { slots: slotsOf(index, rows), total }
 }
