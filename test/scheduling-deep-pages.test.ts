@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../src/db/open.js'
 import { addPublisher, setPublisherEnabled } from '../src/scheduling/publishers.js'
-import { SERVED_SERIES } from '../src/scheduling/search/series.js'
+import { SERVED_SERIES, type SeriesFilters } from '../src/scheduling/search/series.js'
+import { SlotIndex } from '../src/scheduling/search/slotIndex.js'
 import { syncPublisher } from '../src/scheduling/sync/syncPublisher.js'
 import { bearer, DEFAULT_NOW, startTestServer, type TestServer } from './support/harness.js'
 import { writeStu1Feed } from './support/stu1Feed.js'
@@ -109,6 +110,13 @@ const CASES: [query: string, where: string, params: unknown[]][] = [
     't.status = 1 AND r.is_virtual = 0 AND t.start_ms >= ?',
     [Date.parse('2026-11-20T06:00:00Z')],
   ],
+  // Service types naming every series (and one naming none): answered as no filter is, in a window too.
+  ['serviceTypeCode=124,57,404,57&includePast=true', 't.status = 0', []],
+  [
+    'serviceTypeCode=57,124&startAfter=2026-11-20T13:17:00Z&startBefore=2026-11-22T05:00:00Z',
+    't.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?',
+    [Date.parse('2026-11-20T13:17:00Z'), Date.parse('2026-11-22T05:00:00Z')],
+  ],
   // Both specialties of one schedule: each of its series listed once.
   [
     'specialty=394802001,http://snomed.info/sct|419772000&includePast=true',
@@ -173,6 +181,27 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close()
   rmSync(feedDir, { recursive: true, force: true })
+})
+
+describe('filters naming every series', () => {
+  it('are dropped from a search, and only those', () => {
+    const index = new SlotIndex(db)
+    const kept = (filters: Partial<SeriesFilters>) =>
+      Object.entries(index.withoutWholeFilters({ groupKeys: [], ...filters }))
+        .filter(([name, value]) => name !== 'groupKeys' && value !== undefined)
+        .map(([name]) => name)
+    expect(kept({ serviceTypeCode: ['57', '124'] })).toEqual([])
+    expect(kept({ serviceTypeCode: ['124', '124', '57'], publisher: 'one', state: 'ma' })).toEqual([
+      'publisher',
+    ])
+    // Every series but those of one schedule (sch-jones's), or of another publisher than the one asked.
+    expect(kept({ serviceTypeCode: ['57'] })).toEqual(['serviceTypeCode'])
+    expect(kept({ serviceTypeCode: ['57', '124'], publisher: 'none' })).toEqual(['publisher'])
+    // The walk-in schedule names no specialty: its series are in none of the lists, by code or by token.
+    expect(
+      kept({ specialty: ['394802001', 'http://snomed.info/sct|394802001', '419772000', '207Q00000X'] }),
+    ).toEqual(['specialty'])
+  })
 })
 
 describe('deep pages', () => {

@@ -174,7 +174,7 @@ export function schedulingEndpoints(index: SlotIndex): Endpoint[] {
   const reusable = <T>(params: FilterValues, now: number, search: (filters: SlotFilters) => T) => {
     const filters = toFilters(params, now)
     return {
-      body: search(filters),
+      body: search(index.withoutWholeFilters(filters)),
       reuse: { through: answerHoldsThrough(index, filters, now), stillTrue: index.answerHolds(filters) },
     }
   }

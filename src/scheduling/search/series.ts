@@ -174,19 +174,26 @@ export function masksBySync(series: Series[]): SeriesMask[] {
   return [...parts.values()]
 }
 
-/** The filters made ready to test series with, once per search: city and state lower-cased, specialties split by form. */
+/**
+ * The filters made ready to test series with, once per search: city and state lower-cased, listed values
+ * each once (so that a publisher's lists of them are distinct), specialties split by form.
+ */
 export interface Wanted extends Omit<SeriesFilters, 'specialty'> {
   specialtyCodes?: string[]
   specialtyTokens?: string[]
 }
 
 export function wantedOf({ specialty, ...filters }: SeriesFilters): Wanted {
+  const once = (values: string[] | undefined) => values && [...new Set(values)]
+  const specialties = once(specialty)
   return {
     ...filters,
     city: filters.city?.toLowerCase(),
     state: filters.state?.toLowerCase(),
-    specialtyCodes: specialty?.filter((value) => !value.includes('|')),
-    specialtyTokens: specialty?.filter((value) => value.includes('|')),
+    npi: once(filters.npi),
+    serviceTypeCode: once(filters.serviceTypeCode),
+    specialtyCodes: specialties?.filter((value) => !value.includes('|')),
+    specialtyTokens: specialties?.filter((value) => value.includes('|')),
   }
 }
 

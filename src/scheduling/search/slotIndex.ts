@@ -122,6 +122,13 @@ const INDEXED_FILTERS: readonly IndexedFilter[] = [
   'appointmentType',
   'groupKey',
 ]
+/**
+ * The indexed filters a search drops when their values name every series (`withoutWholeFilters`): each is a
+ * search parameter of its own name (group keys are not: their values name one group each).
+ */
+const WHOLE_FILTERS = INDEXED_FILTERS.filter(
+  (filter): filter is Exclude<IndexedFilter, 'groupKey'> => filter !== 'groupKey',
+)
 
 /**
  * One publisher's served series as of its last sync, indexed by what searches filter on. A series is known
@@ -189,6 +196,8 @@ class PublisherSeries {
   readonly #listStarts = new WeakMap<readonly number[], (Float64Array | undefined)[]>()
   readonly #listMembers = new WeakMap<readonly number[], SeriesMask | null>()
   #allPlaces: number[] | undefined
+  /** The filters a series of it is listed under two values of (a specialty's code and token aside). */
+  readonly #manyValued = new Set<IndexedFilter>()
 
   /** `groups`: how many groups its series are in, at most: their places are below it. */
   constructor(
@@ -490,6 +499,9 @@ class PublisherSeries {
     for (const code of series.specialtyCodes) push(this.bySpecialtyCode, code, place)
     for (const token of series.specialtyTokens) push(this.bySpecialtyToken, token, place)
     push(this.byGroupKey, series.groupKey, place)
+    if (series.npis.size > 1) this.#manyValued.add('npi')
+    if (series.serviceCodes.size > 1) this.#manyValued.add('serviceTypeCode')
+    if (series.specialtyCodes.size > 1) this.#manyValued.add('specialty')
   }
 
   /**
@@ -515,6 +527,29 @@ class PublisherSeries {
       }
     }
     return { list, met }
+  }
+
+  /** Whether the filter's values name every one of its series: the filter then excludes none of them. */
+  namesEvery(filter: IndexedFilter, wanted: Wanted): boolean {
+    const lists = this.listsOf(filter, wanted)
+    if (!lists) return false
+    let sum = 0
+    for (const list of lists) sum += list?.length ?? 0
+    if (sum < this.all.length) return false
+    // Each place is in one list at most: their sizes say it (marking 60,000 places took most of a search).
+    const bothSpecialtyForms = !!wanted.specialtyCodes?.length && !!wanted.specialtyTokens?.length
+    if (!this.#manyValued.has(filter) && !bothSpecialtyForms) return sum === this.all.length
+    // Counted on the marks `#union` leaves cleared: gathering the union itself cost ten times as much.
+    const marks = (this.#marks ??= new Uint8Array(this.all.length))
+    let named = 0
+    for (const list of lists) {
+      for (const place of list ?? NONE) {
+        named += 1 - (marks[place] as number)
+        marks[place] = 1
+      }
+    }
+    marks.fill(0)
+    return named === this.all.length
   }
 
   /** The lists of places the filter's values name (undefined where a value names none); undefined when not asked. */
@@ -1294,6 +1329,29 @@ export class SlotIndex {
     let slots = 0
     for (const slug of publishers) slots += this.#publishers.get(slug)?.slots ?? 0
     return slots
+  }
+
+  /**
+   * The filters less those whose values name every series of each publisher searched (every specialty, say):
+   * such a filter excludes nothing, and a search without it is answered from what the index keeps for every
+   * series rather than series by series. Brings changed publishers up to date when a listed filter is asked.
+   */
+  withoutWholeFilters<T extends SeriesFilters>(filters: T): T {
+    let left = filters
+    let wanted: Wanted | undefined
+    for (const filter of WHOLE_FILTERS) {
+      if (filters[filter] === undefined) continue
+      this.refresh()
+      wanted ??= wantedOf(filters)
+      let whole = true
+      for (const [slug, indexed] of this.#publishers) {
+        if (filters.publisher !== undefined && slug !== filters.publisher) continue
+        whole = indexed.namesEvery(filter, wanted)
+        if (!whole) break
+      }
+      if (whole) left = { ...left, [filter]: undefined }
+    }
+    return left
   }
 
   /** Slots of the status every served series holds (at any time), after bringing changed publishers up to date. */
