@@ -117,11 +117,17 @@ const CASES: [query: string, where: string, params: unknown[]][] = [
     't.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?',
     [Date.parse('2026-11-20T13:17:00Z'), Date.parse('2026-11-22T05:00:00Z')],
   ],
-  // Both specialties of one schedule: each of its series listed once.
+  // Both specialties of one schedule: each of its series listed once (SlotIndex.listedSources), in a window
+  // of two days too (more slots than walking the window's is worth).
   [
     'specialty=394802001,http://snomed.info/sct|419772000&includePast=true',
     `t.status = 0 AND r.specialties LIKE '%394802001%'`,
     [],
+  ],
+  [
+    'specialty=http://snomed.info/sct|419772000,394802001&startAfter=2026-11-20T13:17:00Z&startBefore=2026-11-22T13:17:00Z',
+    `t.status = 0 AND r.specialties LIKE '%394802001%' AND t.start_ms >= ? AND t.start_ms <= ?`,
+    [Date.parse('2026-11-20T13:17:00Z'), Date.parse('2026-11-22T13:17:00Z')],
   ],
 ]
 

@@ -284,7 +284,7 @@ describe('slot listings in a window over several values of a list', () => {
         serviceTypeCode: [...CODES],
       }
       // The window holds few slots for the series its two lists name: walked, not counted per series.
-      expect(index.listedSources(filters, 0, from, through)).toBeDefined()
+      expect(index.listedSources(filters, 0, from, through, true)).toBeDefined()
       const { total } = plainSlots(from, through, CODES, 1, 0)
       expect(total).toBeGreaterThan(100)
       for (const [offset, limit] of [

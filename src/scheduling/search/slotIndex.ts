@@ -411,7 +411,7 @@ class PublisherSeries {
       const value = packed[at] as number
       if (marked[placeUnpacked(value)] === 1) met[count++] = secondUnpacked(value) * 1000
     }
-    return { prefix: slotIdPrefix(slug), members, starts: met.subarray(0, count) }
+    return { prefix: slotIdPrefix(slug), members, starts: [met.subarray(0, count)] }
   }
 
   /** One of its lists as a page's source (`pageRunsOf`): its series' starts together and their members. */
@@ -423,7 +423,42 @@ class PublisherSeries {
       members = this.#membersOf(marked, slug) ?? null
       this.#listMembers.set(list, members)
     }
-    return members && { prefix: slotIdPrefix(slug), members, starts: this.listStarts(db, list, status) }
+    return members && { prefix: slotIdPrefix(slug), members, starts: [this.listStarts(db, list, status)] }
+  }
+
+  /**
+   * Several of its lists (a value's each) as a page's source: each list's starts (`listStarts`, kept), the
+   * series in more than one of them once for each time over, and the members of them all; null when they
+   * name no series. Merging the lists' starts into one would be a pass over every slot they hold, and even
+   * merging the starts of the series listed twice (a few hundred nationally) cost more than a search.
+   */
+  listsSource(db: Db, slug: string, lists: readonly (readonly number[])[], status: number): RunSource | null {
+    const sync = this.starts(db, status)
+    const marked = new Uint8Array(this.all.length)
+    const ranges: number[] = []
+    for (const list of lists) {
+      for (const place of list) {
+        if (marked[place] === 1) {
+          const id = this.ids[place] as number
+          ranges.push(startsBegin(sync, id), startsEnd(sync, id))
+        }
+        marked[place] = 1
+      }
+    }
+    const starts = lists.map((list) => this.listStarts(db, list, status))
+    if (starts.every((each) => each.length === 0)) return null
+    // Made for the publishers a page reads: a pass over every place of each cost a third of a search.
+    let members: SeriesMask | undefined
+    const membersOf = (marks: Uint8Array) => this.#membersOf(marks, slug) as SeriesMask
+    return {
+      prefix: slotIdPrefix(slug),
+      get members() {
+        members ??= membersOf(marked)
+        return members
+      },
+      starts,
+      twice: ranges.length > 0 ? { starts: sync.starts, ranges } : undefined,
+    }
   }
 
   /** The series at the marked places as members of its part; undefined when none is marked. */
@@ -684,7 +719,7 @@ class PublisherSeries {
     this.servedStarts(db, status)
     const packed = this.#packedStarts[status]
     const starts = packed ? startsOfMarked(packed, marked, slots) : this.listStarts(db, places, status)
-    const source = members ? { prefix: slotIdPrefix(slug), members, starts } : null
+    const source = members ? { prefix: slotIdPrefix(slug), members, starts: [starts] } : null
     this.#traitSeries.set(`${status} ${key}`, source)
     for (const [oldest] of this.#traitSeries) {
       if (this.#traitSeries.size <= TRAIT_SOURCES_KEPT) break
@@ -769,8 +804,76 @@ function startsOfMarked(packed: Float64Array, marked: Uint8Array, count: number)
 export interface RunSource {
   prefix: string
   members: SeriesMask
-  /** Ascending: the starts of the status of the series the members name. */
+  /**
+   * The starts of the status of the series the members name, ascending: in one list, or in several whose
+   * counts add up (one per value asked; a series in several of them has its starts in `twice` too).
+   */
+  starts: readonly Float64Array[]
+  /** The series `starts` hold more than once, once for each time over: their counts are taken off. */
+  twice?: StartRanges
+}
+
+/** Series' starts as ranges of one array (their part's), `lo, hi` pairs: from `starts[lo]` to `starts[hi - 1]`. */
+export interface StartRanges {
   starts: Float64Array
+  ranges: number[]
+}
+
+/** How many slots the source holds from `from` through `through` (both included; undefined: unbounded). */
+export function sourceSlotsWithin(
+  source: RunSource,
+  from: number | undefined,
+  through: number | undefined,
+): number {
+  // A window whose end is before its beginning holds none.
+  const within = (starts: Float64Array, lo: number, hi: number) =>
+    Math.max(0, endThrough(starts, through, lo, hi) - firstFrom(starts, from, lo, hi))
+  let slots = 0
+  for (const starts of source.starts) slots += within(starts, 0, starts.length)
+  const { starts, ranges } = source.twice ?? { ranges: [] }
+  for (let at = 0; at < ranges.length; at += 2)
+    slots -= within(starts as Float64Array, ranges[at] as number, ranges[at + 1] as number)
+  return slots
+}
+
+/** A source's place in a page's walk: where it is in each of its lists, and in each range of `twice`. */
+interface SourceCursor {
+  source: RunSource
+  at: number[]
+  twiceAt: number[]
+}
+
+/** Where each range of `twice` begins from `from` on. */
+function twiceFrom(twice: StartRanges | undefined, from: number | undefined): number[] {
+  const at: number[] = []
+  if (!twice) return at
+  const { starts, ranges } = twice
+  for (let nth = 0; nth < ranges.length; nth += 2)
+    at.push(firstFrom(starts, from, ranges[nth] as number, ranges[nth + 1] as number))
+  return at
+}
+
+/** The source's slots at `start`, its next start, passed: how many (0 when its next start is later). */
+function passStart(cursor: SourceCursor, start: number): number {
+  const { at, twiceAt } = cursor
+  const { starts, twice } = cursor.source
+  let count = 0
+  for (let nth = 0; nth < starts.length; nth++) {
+    const list = starts[nth] as Float64Array
+    const from = at[nth] as number
+    if (from >= list.length || list[from] !== start) continue
+    at[nth] = endThrough(list, start, from, list.length)
+    count += (at[nth] as number) - from
+  }
+  if (!twice) return count
+  for (let nth = 0; nth < twiceAt.length; nth++) {
+    const from = twiceAt[nth] as number
+    const end = twice.ranges[2 * nth + 1] as number
+    if (from >= end || twice.starts[from] !== start) continue
+    twiceAt[nth] = endThrough(twice.starts, start, from, end)
+    count -= (twiceAt[nth] as number) - from
+  }
+  return count
 }
 
 /**
@@ -786,28 +889,38 @@ export function pageRunsOf(
   skip: number,
   limit: number,
 ): PageRun[] {
-  const cursors = sources
-    .map((source) => ({ ...source, at: from === undefined ? 0 : countBefore(source.starts, from) }))
-    .sort((a, b) => byKey(a.prefix, b.prefix))
+  const cursors: SourceCursor[] = sources
+    .map((source) => ({
+      source,
+      at: source.starts.map((starts) => firstFrom(starts, from, 0, starts.length)),
+      twiceAt: twiceFrom(source.twice, from),
+    }))
+    .sort((a, b) => byKey(a.source.prefix, b.source.prefix))
   const runs: PageRun[] = []
   let left = limit
   while (left > 0) {
     let start = Number.POSITIVE_INFINITY
-    for (const { starts, at } of cursors)
-      if (at < starts.length) start = Math.min(start, starts[at] as number)
+    for (const {
+      source: { starts },
+      at,
+    } of cursors) {
+      for (let nth = 0; nth < starts.length; nth++) {
+        const list = starts[nth] as Float64Array
+        const next = at[nth] as number
+        if (next < list.length) start = Math.min(start, list[next] as number)
+      }
+    }
     if (start === Number.POSITIVE_INFINITY || (through !== undefined && start > through)) break
     for (const cursor of cursors) {
-      const { starts, at, members } = cursor
       if (left === 0) break
-      if (at >= starts.length || starts[at] !== start) continue
-      cursor.at = endThrough(starts, start, at, starts.length)
-      const count = cursor.at - at
+      const count = passStart(cursor, start)
+      if (count === 0) continue
       if (skip >= count) {
         skip -= count
         continue
       }
       const take = Math.min(count - skip, left)
-      runs.push({ members, start, skip, take })
+      runs.push({ members: cursor.source.members, start, skip, take })
       left -= take
       skip = 0
     }
@@ -1391,27 +1504,36 @@ export class SlotIndex {
   /**
    * For a slot search over one listed filter alone (a publisher besides): per publisher holding its values,
    * their series as a page's source. One value (a state, a city, one service type): its series' starts
-   * together, kept per list (`PublisherSeries.listSource`). Several (100 service types, say) in a window
-   * (`through` given): the slots of their series in the window, walked in each publisher's served starts
-   * packed with their places (`windowSource`), unless the window holds more than WALK_PER_SERIES_SOURCED slots
-   * per series asked (counting each series' slots then costs less) or a publisher's starts are not packed.
-   * Undefined for any other search.
+   * together, kept per list (`PublisherSeries.listSource`). Several (100 service types, say): in a window
+   * (`through` given) holding at most WALK_PER_SERIES_SOURCED slots per series asked, the slots of their
+   * series in it, walked in each publisher's served starts packed with their places (`windowSource`); else
+   * each value's starts kept (`listsSource`). Undefined for any other search.
    */
   listedSources(
     filters: SeriesFilters,
     status: number,
     from: number | undefined,
     through: number | undefined,
+    oneValue: boolean,
   ): RunSource[] | undefined {
     const listed = this.#listedAlone(filters)
     if (listed === undefined || listed.every) return undefined
     // Several values, or a specialty named by code and by system|code: their union is made per search.
     if (listed.publishers.every(({ lists }) => lists.length <= 1))
-      return listed.publishers.flatMap(
+      return !oneValue
+        ? undefined
+        : listed.publishers.flatMap(
+            ({ slug, indexed, lists }) =>
+              indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
+          )
+    const eachValue = () =>
+      listed.publishers.flatMap(
         ({ slug, indexed, lists }) =>
-          indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
+          (lists.length === 1
+            ? indexed.listSource(this.db, slug, lists[0] as readonly number[], status)
+            : indexed.listsSource(this.db, slug, lists, status)) ?? [],
       )
-    if (through === undefined) return undefined
+    if (through === undefined) return eachValue()
     // Whole seconds, the end excluded, as packed: a start is in the window when its second is.
     const first = from === undefined ? 0 : Math.ceil(from / 1000)
     const end = Math.floor(through / 1000) + 1
@@ -1420,14 +1542,14 @@ export class SlotIndex {
     const spans: { lo: number; hi: number }[] = []
     for (const { indexed, lists } of listed.publishers) {
       const packed = indexed.windowStarts(status)?.packed
-      if (!packed) return undefined
+      if (!packed) return eachValue()
       const lo = packedFrom(packed, first)
       const hi = packedFrom(packed, end, lo)
       spans.push({ lo, hi })
       slots += hi - lo
       for (const list of lists) series += list.length
     }
-    if (slots > WALK_PER_SERIES_SOURCED * series) return undefined
+    if (slots > WALK_PER_SERIES_SOURCED * series) return eachValue()
     return listed.publishers.flatMap(({ slug, indexed, lists }, nth) => {
       const { lo, hi } = spans[nth] as { lo: number; hi: number }
       return indexed.windowSource(slug, lists, status, lo, hi - lo) ?? []
@@ -1487,7 +1609,7 @@ export class SlotIndex {
     const sources = [...this.#publishers.entries()].flatMap(([slug, indexed]): RunSource[] => {
       const [members] = indexed.members()
       return members
-        ? [{ prefix: slotIdPrefix(slug), members, starts: indexed.servedStarts(this.db, status) }]
+        ? [{ prefix: slotIdPrefix(slug), members, starts: [indexed.servedStarts(this.db, status)] }]
         : []
     })
     return pageRunsOf(sources, from, undefined, skip, limit)

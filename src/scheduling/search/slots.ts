@@ -18,9 +18,16 @@ import {
   slotConditions,
   type SlotFilters,
 } from './matches.js'
-import { foundAt, type PageRun, pageRunsOf, type RunSource, type SlotIndex } from './slotIndex.js'
+import {
+  foundAt,
+  type PageRun,
+  pageRunsOf,
+  type RunSource,
+  type SlotIndex,
+  sourceSlotsWithin,
+} from './slotIndex.js'
 import { masksBySync, type Series, type SeriesMask, SERVED_SERIES, statusIndex } from './series.js'
-import { countBefore, firstMatches } from './startTimes.js'
+import { firstMatches } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
 
 /** The slot listing: one page of matching slots in start order, read by key columns first, then whole. */
@@ -239,10 +246,7 @@ function rowsOfRuns(index: SlotIndex, status: number, runs: PageRun[]): SlotRowO
 function sourcedSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilters, page: Page) {
   const { startAfter, startBefore } = filters
   let total = 0
-  for (const { starts } of sources) {
-    const end = startBefore === undefined ? starts.length : countBefore(starts, startBefore + 1)
-    total += Math.max(0, end - (startAfter === undefined ? 0 : countBefore(starts, startAfter)))
-  }
+  for (const source of sources) total += sourceSlotsWithin(source, startAfter, startBefore)
   if (total <= page.offset) return { slots: [], total }
   const status = statusIndex(filters.status)
   const rows = rowsOfRuns(
@@ -298,7 +302,7 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
     (startAfter !== undefined && !filters.startsNow)
   const sources =
     index.traitSources(filters, status) ??
-    (listed ? index.listedSources(filters, status, startAfter, startBefore) : undefined)
+    index.listedSources(filters, status, startAfter, startBefore, listed)
   if (sources) return sourcedSlots(index, sources, filters, page)
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
