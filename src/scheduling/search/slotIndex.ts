@@ -1604,15 +1604,24 @@ export class SlotIndex {
     )
   }
 
-  /** A page over every served series' slots of the status from `from` on, past its first `skip` (`pageRunsOf`). */
-  pageRuns(status: number, from: number | undefined, skip: number, limit: number): PageRun[] {
+  /**
+   * A page over every served series' slots of the status from `from` through `through` (undefined:
+   * unbounded), past its first `skip` (`pageRunsOf`).
+   */
+  pageRuns(
+    status: number,
+    from: number | undefined,
+    through: number | undefined,
+    skip: number,
+    limit: number,
+  ): PageRun[] {
     const sources = [...this.#publishers.entries()].flatMap(([slug, indexed]): RunSource[] => {
       const [members] = indexed.members()
       return members
         ? [{ prefix: slotIdPrefix(slug), members, starts: [indexed.servedStarts(this.db, status)] }]
         : []
     })
-    return pageRunsOf(sources, from, undefined, skip, limit)
+    return pageRunsOf(sources, from, through, skip, limit)
   }
 
   /**
@@ -1673,11 +1682,6 @@ export class SlotIndex {
       }
       if (sync) visit(nth, sync.starts, startsBegin(sync, entry.id), startsEnd(sync, entry.id))
     }
-  }
-
-  /** Every served series as members of its part, as of the last refresh. */
-  allMasks(): SeriesMask[] {
-    return [...this.#publishers.values()].flatMap((indexed) => indexed.members())
   }
 
   /**
@@ -1837,10 +1841,5 @@ export class SlotIndex {
   /** A served series by id, as of the last refresh. */
   seriesById(id: number): Series | undefined {
     return this.#byId.get(id)
-  }
-
-  /** The parts of the served publishers, as of the last refresh. */
-  servedParts(): number[] {
-    return [...this.#publishers.values()].map((indexed) => indexed.part)
   }
 }

@@ -26,7 +26,7 @@ import {
   type SlotIndex,
   sourceSlotsWithin,
 } from './slotIndex.js'
-import { masksBySync, type Series, type SeriesMask, SERVED_SERIES, statusIndex } from './series.js'
+import { masksBySync, type Series, type SeriesMask, statusIndex } from './series.js'
 import { firstMatches } from './startTimes.js'
 import { iso, summaries } from './summaries.js'
 
@@ -43,19 +43,6 @@ const MAX_MERGED_PARTS = 256
  * statement be planned again on its next run: for a merge of 64 parts, 0.4 ms a search. An expression is not.
  */
 const PAGE_LIMIT = '@limit + 0'
-
-/**
- * The condition a slot `t` of the match meets. Naming every series in a list costs in proportion to the
- * series (a national unfiltered search names 50,000: 25 ms); when all served ones match, each slot walked
- * is checked against its series row instead, and a page walks few.
- */
-function memberCondition(match: SeriesMatch): string {
-  // Only the parts the index serves: a sync that committed since it looked has series it does not hold.
-  return match.everySeries
-    ? `t.part IN (SELECT value FROM json_each(@parts))
-       AND EXISTS (SELECT 1 FROM sched_series r WHERE r.id = t.series_id AND ${SERVED_SERIES})`
-    : 't.series_id IN (SELECT value FROM json_each(@ids))'
-}
 
 /**
  * Walking the matching parts' slots in start order and skipping non-members costs about
@@ -174,8 +161,10 @@ function pageStart(
   total: number,
 ): { filters: SlotFilters; page: Page } {
   const unchanged = { filters, page }
-  if (page.offset < SKIP_FROM_OFFSET || filters.startBefore !== undefined) return unchanged
-  if (!match.everySeries && match.slots > 16 * page.offset) return unchanged
+  if (page.offset < SKIP_FROM_OFFSET) return unchanged
+  // Over every series the moment is found in the served starts, wherever the window ends.
+  if (!match.everySeries && (filters.startBefore !== undefined || match.slots > 16 * page.offset))
+    return unchanged
   const skip = index.skipAhead(
     match.everySeries ? undefined : match.series,
     match.status,
@@ -257,27 +246,27 @@ function sourcedSlots(index: SlotIndex, sources: RunSource[], filters: SlotFilte
   return { slots: slotsOf(index, rows), total }
 }
 
-/** Every row is of a series the index holds: runs and walks name its series, or its parts (memberCondition). */
+/** Every row is of a series the index holds: runs and walks name its series. */
 function slotsOf(index: SlotIndex, rows: SlotRowOut[]): Record<string, unknown>[] {
   return rows.map((row) => toSlot(row, index.seriesById(row.series_id) as Series))
 }
 
-/** The page's rows by their keys first: merged walks of the parts in start order, or collected and sorted. */
+/**
+ * The page's rows of a match of some series by their keys first: merged walks of the parts in start order,
+ * or collected and sorted (a match of every series is read by runs of the served starts).
+ */
 function rowsByKeys(index: SlotIndex, match: SeriesMatch, filters: SlotFilters, page: Page): SlotRowOut[] {
   const conditions = slotConditions(filters)
   // The page is chosen on key columns alone, which both access paths hold: skipping or sorting whole rows
   // cost several times more. Only the page's rows are then read whole.
-  // Every served series matches an unfiltered search: the index keeps their members made.
-  const parts = match.everySeries ? index.allMasks() : masksBySync(match.series)
+  const parts = masksBySync(match.series)
   const keys = walksByStart(index, match, parts, page)
     ? mergedKeys(parts, conditions)
     : {
         sql: `SELECT t.series_id, t.status, t.start_ms, t.id FROM sched_slots t INDEXED BY ${SLOTS_BY_SERIES}
-              WHERE ${memberCondition(match)} AND ${conditions.slotSql}
+              WHERE t.series_id IN (SELECT value FROM json_each(@ids)) AND ${conditions.slotSql}
               ORDER BY t.start_ms, t.id LIMIT ${PAGE_LIMIT} OFFSET @offset`,
-        params: match.everySeries
-          ? { ...conditions.slotParams, parts: JSON.stringify(index.servedParts()) }
-          : { ...conditions.slotParams, ids: match.ids },
+        params: { ...conditions.slotParams, ids: match.ids },
         byPosition: [],
       }
   return index.db
@@ -315,14 +304,19 @@ export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) 
   const nexts = () =>
     (start.filters === filters && matched ? matched : matchedSlots(index, match, start.filters)).nexts
   const walk = narrowed(match, start.filters, start.page, nexts)
-  // Every series from a moment on: the page's runs come from the served starts, one seek each.
-  const rows =
-    walk.match.everySeries && walk.filters.startBefore === undefined
-      ? rowsOfRuns(
-          index,
+  // Every series: the page's runs come from the served starts, one seek each.
+  const rows = walk.match.everySeries
+    ? rowsOfRuns(
+        index,
+        match.status,
+        index.pageRuns(
           match.status,
-          index.pageRuns(match.status, walk.filters.startAfter, start.page.offset, start.page.limit),
-        )
-      : rowsByKeys(index, walk.match, walk.filters, start.page)
+          walk.filters.startAfter,
+          walk.filters.startBefore,
+          start.page.offset,
+          start.page.limit,
+        ),
+      )
+    : rowsByKeys(index, walk.match, walk.filters, start.page)
   return { slots: slotsOf(index, rows), total }
 }
