@@ -1,6 +1,7 @@
 import { sized } from './arrays.js'
 import { RoundMarks } from './roundMarks.js'
 import type { Series } from './series.js'
+import { countBefore } from './startTimes.js'
 
 /**
  * A publisher's groups that one of its lists of series (those of a service type, a state, …: slotIndex.ts)
@@ -189,14 +190,49 @@ const before = (a: Cursor, b: Cursor) => {
 }
 
 /**
+ * Moves the cursors of lists that share no group (one list per publisher) past the groups whose next start
+ * is before that of the `offset`th group of them all in page order (from 0); returns how many it passed. That
+ * next start is found by halving the span of starts, counting in each list by binary search: a deep page
+ * then merges from the groups tied with it, not from the first (5,000 of them: most of a search).
+ */
+export function skipBefore(cursors: Cursor[], offset: number): number {
+  // Starts are whole milliseconds: the groups through `moment` are those before the one after it.
+  const through = (moment: number) => {
+    let count = 0
+    for (const { groups } of cursors) count += countBefore(groups.nexts, moment + 1, 0, groups.size)
+    return count
+  }
+  let lo = Number.POSITIVE_INFINITY
+  let hi = Number.NEGATIVE_INFINITY
+  for (const { groups } of cursors) {
+    if (groups.size === 0) continue
+    lo = Math.min(lo, groups.nexts[0] as number)
+    hi = Math.max(hi, groups.nexts[groups.size - 1] as number)
+  }
+  if (!(lo <= hi) || through(hi) <= offset) return 0
+  // The earliest start through which more than `offset` groups lie: the offset-th group's.
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2)
+    if (through(mid) > offset) hi = mid
+    else lo = mid + 1
+  }
+  let passed = 0
+  for (const cursor of cursors) {
+    cursor.at = countBefore(cursor.groups.nexts, lo, 0, cursor.groups.size)
+    passed += cursor.at
+  }
+  return passed
+}
+
+/**
  * The groups of several lists in page order from their cursors on, each once (a group in several lists
- * comes first at its soonest), through the `through`th: `visit` is handed each with its owner, group place,
- * next start and key. A heap of the cursors, moved as they go: the work follows the page, not the groups.
+ * comes first at its soonest, unless `seen` is undefined: no group is in two), through the `through`th:
+ * `visit` is handed each with its owner, group place, next start and key. A heap of the cursors, moved as they go: the work follows the page, not the groups.
  */
 export function eachInPageOrder(
   cursors: Cursor[],
   through: number,
-  seen: (owner: number, place: number) => boolean,
+  seen: ((owner: number, place: number) => boolean) | undefined,
   visit: (owner: number, place: number, next: number, key: string) => void,
 ): void {
   const heap = cursors.filter((cursor) => cursor.at < cursor.groups.size)
@@ -219,7 +255,7 @@ export function eachInPageOrder(
     const top = heap[0] as Cursor
     const { groups, at, owner } = top
     const place = groups.places[at] as number
-    if (!seen(owner, place)) {
+    if (!seen?.(owner, place)) {
       visit(owner, place, groups.nexts[at] as number, groups.keys[at] as string)
       visited++
     }

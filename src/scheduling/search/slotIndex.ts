@@ -35,6 +35,7 @@ import {
   byKey,
   type Cursor,
   eachInPageOrder,
+  skipBefore,
   type GroupOnPage,
   holdsAt,
   type ListGroups,
@@ -1122,16 +1123,20 @@ export class SlotIndex {
     const seen = new Set<number>()
     const onPage: GroupOnPage[] = []
     const slots = { count: 0, first: 0, before: 0 }
-    let rank = 0
+    // Lists of different publishers share no group: with one each, a deep page skips by counting.
+    const shared = cursors.length > owners.length
+    let rank = shared ? 0 : skipBefore(cursors, page.offset)
     eachInPageOrder(
       cursors,
-      page.offset + page.limit,
-      (owner, place) => {
-        const group = (owners[owner] as Owner).groupsBefore + place
-        if (seen.has(group)) return true
-        seen.add(group)
-        return false
-      },
+      page.offset + page.limit - rank,
+      shared
+        ? (owner, place) => {
+            const group = (owners[owner] as Owner).groupsBefore + place
+            if (seen.has(group)) return true
+            seen.add(group)
+            return false
+          }
+        : undefined,
       (owner, _place, next, key) => {
         if (rank++ < page.offset) return
         const { indexed } = owners[owner] as Owner
