@@ -249,9 +249,17 @@ describe('grouped searches over more groups than their tallies first hold', () =
 })
 
 /** The oracle for slot listings: the page of free slots in a window with one of the codes, in start then id order. */
-function plainSlots(from: number, through: number, codes: readonly string[], limit: number, offset: number) {
+function plainSlots(
+  from: number,
+  through: number,
+  codes: readonly string[],
+  limit: number,
+  offset: number,
+  virtual?: boolean,
+) {
   const where = `${SERVED_SERIES} AND t.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?
-    AND EXISTS (SELECT 1 FROM json_each(r.service_types) WHERE json_each.value ->> 'code' IN (SELECT value FROM json_each(?)))`
+    AND EXISTS (SELECT 1 FROM json_each(r.service_types) WHERE json_each.value ->> 'code' IN (SELECT value FROM json_each(?)))
+    ${virtual === undefined ? '' : `AND r.is_virtual = ${Number(virtual)}`}`
   const params = [from, through, JSON.stringify(codes)]
   const total = db
     .prepare(`SELECT count(*) FROM sched_slots t JOIN sched_series r ON r.id = t.series_id WHERE ${where}`)
@@ -276,29 +284,33 @@ describe('slot listings in a window over several values of a list', () => {
       [FROM + 40 * 900_000 + 1, FROM + 52 * 900_000 - 1], // bounds between starts
       [FROM + 7 * 900_000, FROM + 301 * 900_000 - 1_000], // three days
     ] as const) {
-      const filters = {
-        status: 'free' as const,
-        startAfter: from,
-        startBefore: through,
-        groupKeys: [],
-        serviceTypeCode: [...CODES],
-      }
-      // The window holds few slots for the series its two lists name: walked, not counted per series.
-      expect(index.listedSources(filters, 0, from, through, true)).toBeDefined()
-      const { total } = plainSlots(from, through, CODES, 1, 0)
-      expect(total).toBeGreaterThan(100)
-      for (const [offset, limit] of [
-        [0, 25],
-        [7, 100],
-        [Math.floor(total / 2), 30],
-        [total - 5, 25],
-      ] as const) {
-        const found = searchSlots(index, filters, { offset, limit })
-        expect({ from, offset, total: found.total, ids: found.slots.map((slot) => slot.id) }).toEqual({
-          from,
-          offset,
-          ...plainSlots(from, through, CODES, limit, offset),
-        })
+      // With a trait too: the series failing it are not members, or are taken off the values' starts.
+      for (const isVirtual of [undefined, false]) {
+        const filters = {
+          status: 'free' as const,
+          startAfter: from,
+          startBefore: through,
+          groupKeys: [],
+          serviceTypeCode: [...CODES],
+          isVirtual,
+        }
+        // The window holds few slots for the series its two lists name: walked, not counted per series.
+        expect(index.listedSources(filters, 0, from, through, true)).toBeDefined()
+        const { total } = plainSlots(from, through, CODES, 1, 0, isVirtual)
+        expect(total).toBeGreaterThan(100)
+        for (const [offset, limit] of [
+          [0, 25],
+          [7, 100],
+          [Math.floor(total / 2), 30],
+          [total - 5, 25],
+        ] as const) {
+          const found = searchSlots(index, filters, { offset, limit })
+          expect({ from, offset, total: found.total, ids: found.slots.map((slot) => slot.id) }).toEqual({
+            from,
+            offset,
+            ...plainSlots(from, through, CODES, limit, offset, isVirtual),
+          })
+        }
       }
     }
   })

@@ -138,6 +138,23 @@ export function soleListFilter(filters: SeriesFilters): IndexedFilter | 'every' 
 }
 
 /**
+ * The listed filters a search asks for (LISTED_FILTERS) when its other series-level filters are traits (a
+ * publisher besides); undefined when it asks for none or for another kind (NPIs, group keys: their lists
+ * hold a series or a few).
+ */
+export function listedFiltersAmongTraits(filters: SeriesFilters): IndexedFilter[] | undefined {
+  if (filters.groupKeys.length > 0) return undefined
+  const listed: IndexedFilter[] = []
+  for (const name in SERIES_FILTER_NAMES) {
+    if (name === 'publisher' || TRAIT_FILTERS.has(name) || filters[name as keyof SeriesFilters] === undefined)
+      continue
+    if (!LISTED_FILTERS.has(name)) return undefined
+    listed.push(name as IndexedFilter)
+  }
+  return listed.length > 0 ? listed : undefined
+}
+
+/**
  * Which series of one part (one publisher's last sync) a search wants, as a byte per id from `lo` to `hi`,
  * 1 for a member: what a search merging the parts in start order tests each slot's series against.
  */

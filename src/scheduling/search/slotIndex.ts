@@ -49,6 +49,7 @@ import {
   masksBySync,
   type Series,
   seriesTest,
+  listedFiltersAmongTraits,
   soleListFilter,
   traitsOf,
   traitsOnlyKey,
@@ -390,20 +391,22 @@ class PublisherSeries {
   }
 
   /**
-   * The series of several of its lists (a union) as a page's source in a window, from its served starts
+   * The series of several of its lists (a union) that pass `test` (undefined: all) as a page's source in a
+   * window, from its served starts
    * packed with their places (made: `windowStarts`; `slots` of them from `lo` on): the starts (ms) of the
    * union's series met there and their members; null when it has none.
    */
   windowSource(
     slug: string,
     lists: readonly (readonly number[])[],
+    test: ((place: number) => boolean) | undefined,
     status: number,
     lo: number,
     slots: number,
   ): RunSource | null {
     const packed = this.#packedStarts[status] as Float64Array
     const marked = new Uint8Array(this.all.length)
-    for (const list of lists) for (const place of list) marked[place] = 1
+    for (const list of lists) for (const place of list) if (!test || test(place)) marked[place] = 1
     const members = this.#membersOf(marked, slug)
     if (!members) return null
     const met = new Float64Array(slots)
@@ -428,24 +431,39 @@ class PublisherSeries {
   }
 
   /**
-   * Several of its lists (a value's each) as a page's source: each list's starts (`listStarts`, kept), the
-   * series in more than one of them once for each time over, and the members of them all; null when they
-   * name no series. Merging the lists' starts into one would be a pass over every slot they hold, and even
-   * merging the starts of the series listed twice (a few hundred nationally) cost more than a search.
+   * Its lists (a value's each) as a page's source, their series that pass `test` (the search's other
+   * filters; undefined: all) as members: each list's starts (`listStarts`, kept), less the series listed
+   * again or failing the test, once for each time listed; null when none is left, undefined when more are
+   * taken off than left (a tally of the members costs less then). Merging the lists' starts into one would
+   * be a pass over every slot they hold, and even merging the starts taken off (a few hundred series
+   * nationally) cost more than a search.
    */
-  listsSource(db: Db, slug: string, lists: readonly (readonly number[])[], status: number): RunSource | null {
+  listsSource(
+    db: Db,
+    slug: string,
+    lists: readonly (readonly number[])[],
+    status: number,
+    test: ((place: number) => boolean) | undefined,
+  ): RunSource | null | undefined {
     const sync = this.starts(db, status)
     const marked = new Uint8Array(this.all.length)
     const ranges: number[] = []
+    let left = 0
     for (const list of lists) {
       for (const place of list) {
-        if (marked[place] === 1) {
-          const id = this.ids[place] as number
-          ranges.push(startsBegin(sync, id), startsEnd(sync, id))
+        if (marked[place] === 0 && (!test || test(place))) {
+          marked[place] = 1
+          left++
+          continue
         }
-        marked[place] = 1
+        const id = this.ids[place] as number
+        const lo = startsBegin(sync, id)
+        const hi = startsEnd(sync, id)
+        if (lo < hi) ranges.push(lo, hi)
       }
     }
+    if (left === 0) return null
+    if (ranges.length / 2 > left) return undefined
     const starts = lists.map((list) => this.listStarts(db, list, status))
     if (starts.every((each) => each.length === 0)) return null
     // Made for the publishers a page reads: a pass over every place of each cost a third of a search.
@@ -458,7 +476,7 @@ class PublisherSeries {
         return members
       },
       starts,
-      twice: ranges.length > 0 ? { starts: sync.starts, ranges } : undefined,
+      less: ranges.length > 0 ? { starts: sync.starts, ranges } : undefined,
     }
   }
 
@@ -807,11 +825,14 @@ export interface RunSource {
   members: SeriesMask
   /**
    * The starts of the status of the series the members name, ascending: in one list, or in several whose
-   * counts add up (one per value asked; a series in several of them has its starts in `twice` too).
+   * counts add up (one per value asked), less those of `less`.
    */
   starts: readonly Float64Array[]
-  /** The series `starts` hold more than once, once for each time over: their counts are taken off. */
-  twice?: StartRanges
+  /**
+   * The series whose starts `starts` hold and that are not members, or are held again (a series listed
+   * under two values asked), once for each such time: their counts are taken off.
+   */
+  less?: StartRanges
 }
 
 /** Series' starts as ranges of one array (their part's), `lo, hi` pairs: from `starts[lo]` to `starts[hi - 1]`. */
@@ -831,24 +852,24 @@ export function sourceSlotsWithin(
     Math.max(0, endThrough(starts, through, lo, hi) - firstFrom(starts, from, lo, hi))
   let slots = 0
   for (const starts of source.starts) slots += within(starts, 0, starts.length)
-  const { starts, ranges } = source.twice ?? { ranges: [] }
+  const { starts, ranges } = source.less ?? { ranges: [] }
   for (let at = 0; at < ranges.length; at += 2)
     slots -= within(starts as Float64Array, ranges[at] as number, ranges[at + 1] as number)
   return slots
 }
 
-/** A source's place in a page's walk: where it is in each of its lists, and in each range of `twice`. */
+/** A source's place in a page's walk: where it is in each of its lists, and in each range of `less`. */
 interface SourceCursor {
   source: RunSource
   at: number[]
-  twiceAt: number[]
+  lessAt: number[]
 }
 
-/** Where each range of `twice` begins from `from` on. */
-function twiceFrom(twice: StartRanges | undefined, from: number | undefined): number[] {
+/** Where each range of `less` begins from `from` on. */
+function lessFrom(less: StartRanges | undefined, from: number | undefined): number[] {
   const at: number[] = []
-  if (!twice) return at
-  const { starts, ranges } = twice
+  if (!less) return at
+  const { starts, ranges } = less
   for (let nth = 0; nth < ranges.length; nth += 2)
     at.push(firstFrom(starts, from, ranges[nth] as number, ranges[nth + 1] as number))
   return at
@@ -856,8 +877,8 @@ function twiceFrom(twice: StartRanges | undefined, from: number | undefined): nu
 
 /** The source's slots at `start`, its next start, passed: how many (0 when its next start is later). */
 function passStart(cursor: SourceCursor, start: number): number {
-  const { at, twiceAt } = cursor
-  const { starts, twice } = cursor.source
+  const { at, lessAt } = cursor
+  const { starts, less } = cursor.source
   let count = 0
   for (let nth = 0; nth < starts.length; nth++) {
     const list = starts[nth] as Float64Array
@@ -866,13 +887,13 @@ function passStart(cursor: SourceCursor, start: number): number {
     at[nth] = endThrough(list, start, from, list.length)
     count += (at[nth] as number) - from
   }
-  if (!twice) return count
-  for (let nth = 0; nth < twiceAt.length; nth++) {
-    const from = twiceAt[nth] as number
-    const end = twice.ranges[2 * nth + 1] as number
-    if (from >= end || twice.starts[from] !== start) continue
-    twiceAt[nth] = endThrough(twice.starts, start, from, end)
-    count -= (twiceAt[nth] as number) - from
+  if (!less) return count
+  for (let nth = 0; nth < lessAt.length; nth++) {
+    const from = lessAt[nth] as number
+    const end = less.ranges[2 * nth + 1] as number
+    if (from >= end || less.starts[from] !== start) continue
+    lessAt[nth] = endThrough(less.starts, start, from, end)
+    count -= (lessAt[nth] as number) - from
   }
   return count
 }
@@ -894,7 +915,7 @@ export function pageRunsOf(
     .map((source) => ({
       source,
       at: source.starts.map((starts) => firstFrom(starts, from, 0, starts.length)),
-      twiceAt: twiceFrom(source.twice, from),
+      lessAt: lessFrom(source.less, from),
     }))
     .sort((a, b) => byKey(a.source.prefix, b.source.prefix))
   const runs: PageRun[] = []
@@ -968,6 +989,11 @@ interface ListedPublisher {
   slug: string
   indexed: PublisherSeries
   lists: (readonly number[])[]
+}
+
+/** A publisher with lists of a search's values, and the test of its other filters on a place (undefined: none). */
+interface TestedPublisher extends ListedPublisher {
+  test: ((place: number) => boolean) | undefined
 }
 
 /** What is kept for a list (by status), made empty on first use. */
@@ -1507,12 +1533,16 @@ export class SlotIndex {
   }
 
   /**
-   * For a slot search over one listed filter alone (a publisher besides): per publisher holding its values,
-   * their series as a page's source. One value (a state, a city, one service type): its series' starts
-   * together, kept per list (`PublisherSeries.listSource`). Several (100 service types, say): in a window
-   * (`through` given) holding at most WALK_PER_SERIES_SOURCED slots per series asked, the slots of their
-   * series in it, walked in each publisher's served starts packed with their places (`windowSource`); else
-   * each value's starts kept (`listsSource`). Undefined for any other search.
+   * For a slot search over listed filters and traits (listedFiltersAmongTraits; a publisher besides): per
+   * publisher holding their values, the matching series as a page's source, from the lists of the filter
+   * listing the fewest (`#listedWith`). One value and no other filter (a state, a city, one service type):
+   * its series' starts together, kept per list (`PublisherSeries.listSource`), unless `oneValue` is false
+   * (a first page from now is as soon counted from each series' kept figures, and those starts are made by
+   * a value's first search). Else, in a window (`through` given) holding at most WALK_PER_SERIES_SOURCED
+   * slots per series listed, the slots in it of the series matching, walked in each publisher's served
+   * starts packed with their places (`windowSource`); else each value's starts kept, less the series listed
+   * again or not matching (`listsSource`). Undefined for any other search, or where that would take off more
+   * series than it leaves.
    */
   listedSources(
     filters: SeriesFilters,
@@ -1521,23 +1551,27 @@ export class SlotIndex {
     through: number | undefined,
     oneValue: boolean,
   ): RunSource[] | undefined {
-    const listed = this.#listedAlone(filters)
-    if (listed === undefined || listed.every) return undefined
-    // Several values, or a specialty named by code and by system|code: their union is made per search.
-    if (listed.publishers.every(({ lists }) => lists.length <= 1))
-      return !oneValue
-        ? undefined
-        : listed.publishers.flatMap(
-            ({ slug, indexed, lists }) =>
-              indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
-          )
-    const eachValue = () =>
-      listed.publishers.flatMap(
+    const listed = this.#listedWith(filters)
+    if (listed === undefined) return undefined
+    const oneList = listed.every(({ lists }) => lists.length === 1)
+    if (oneList && !oneValue) return undefined
+    if (oneList && listed.every(({ test }) => !test))
+      return listed.flatMap(
         ({ slug, indexed, lists }) =>
-          (lists.length === 1
-            ? indexed.listSource(this.db, slug, lists[0] as readonly number[], status)
-            : indexed.listsSource(this.db, slug, lists, status)) ?? [],
+          indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
       )
+    const eachValue = () => {
+      const sources: RunSource[] = []
+      for (const { slug, indexed, lists, test } of listed) {
+        const source =
+          lists.length === 1 && !test
+            ? indexed.listSource(this.db, slug, lists[0] as readonly number[], status)
+            : indexed.listsSource(this.db, slug, lists, status, test)
+        if (source === undefined) return undefined
+        if (source) sources.push(source)
+      }
+      return sources
+    }
     if (through === undefined) return eachValue()
     // Whole seconds, the end excluded, as packed: a start is in the window when its second is.
     const first = from === undefined ? 0 : Math.ceil(from / 1000)
@@ -1545,7 +1579,7 @@ export class SlotIndex {
     let slots = 0
     let series = 0
     const spans: { lo: number; hi: number }[] = []
-    for (const { indexed, lists } of listed.publishers) {
+    for (const { indexed, lists } of listed) {
       const packed = indexed.windowStarts(status)?.packed
       if (!packed) return eachValue()
       const lo = packedFrom(packed, first)
@@ -1555,10 +1589,42 @@ export class SlotIndex {
       for (const list of lists) series += list.length
     }
     if (slots > WALK_PER_SERIES_SOURCED * series) return eachValue()
-    return listed.publishers.flatMap(({ slug, indexed, lists }, nth) => {
+    return listed.flatMap(({ slug, indexed, lists, test }, nth) => {
       const { lo, hi } = spans[nth] as { lo: number; hi: number }
-      return indexed.windowSource(slug, lists, status, lo, hi - lo) ?? []
+      return indexed.windowSource(slug, lists, test, status, lo, hi - lo) ?? []
     })
+  }
+
+  /**
+   * For a search over listed filters and traits (listedFiltersAmongTraits), after bringing changed
+   * publishers up to date: each publisher holding its listed values, with the non-empty lists of the filter
+   * whose lists hold the fewest places there, and the test of its other filters on a place (undefined: none
+   * left). Undefined for any other search.
+   */
+  #listedWith(filters: SeriesFilters): TestedPublisher[] | undefined {
+    const names = listedFiltersAmongTraits(filters)
+    if (names === undefined) return undefined
+    this.refresh()
+    const wanted = wantedOf(filters)
+    const testsFor = filterTests(wanted)
+    const publishers: TestedPublisher[] = []
+    for (const [slug, indexed] of this.#publishers) {
+      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      let fewest: { filter: IndexedFilter; lists: number[][]; places: number } | undefined
+      for (const filter of names) {
+        const lists = (indexed.listsOf(filter, wanted) ?? []).filter(
+          (list): list is number[] => !!list?.length,
+        )
+        let places = 0
+        for (const list of lists) places += list.length
+        if (!fewest || places < fewest.places) fewest = { filter, lists, places }
+      }
+      if (!fewest || fewest.places === 0) continue
+      const tests = testsFor(fewest.filter)
+      const test = tests.packed || tests.rest ? indexed.tester(tests) : undefined
+      publishers.push({ slug, indexed, lists: fewest.lists, test })
+    }
+    return publishers
   }
 
   /**
