@@ -226,9 +226,26 @@ function allOf<T>(tests: ((value: T) => boolean)[]): ((value: T) => boolean) | u
   }
 }
 
-function hasAny(set: ReadonlySet<string>, values: readonly string[]): boolean {
-  for (const value of values) if (set.has(value)) return true
-  return false
+/**
+ * Whether a series' set holds any of the values. A search may ask for 100: each looked up in each
+ * candidate's set cost most of such a search, and so did iterating each set instead. Series with the same
+ * codes share one set (sharedSet), a few hundred in all: each is then looked at once per search.
+ */
+function holdsAnyOf(values: readonly string[]): (set: ReadonlySet<string>) => boolean {
+  const inSet = (set: ReadonlySet<string>) => {
+    for (const value of values) if (set.has(value)) return true
+    return false
+  }
+  if (values.length <= 4) return inSet
+  const known = new Map<ReadonlySet<string>, boolean>()
+  return (set) => {
+    let holds = known.get(set)
+    if (holds === undefined) {
+      holds = inSet(set)
+      known.set(set, holds)
+    }
+    return holds
+  }
 }
 
 /**
@@ -287,15 +304,19 @@ export function seriesTest(wanted: Wanted, met?: IndexedFilter): ((series: Serie
   if (met !== 'city' && city !== undefined) tests.push((series) => series.city === city)
   if (met !== 'appointmentType' && appointmentType !== undefined)
     tests.push((series) => series.appointmentType === appointmentType)
-  if (met !== 'npi' && npi) tests.push((series) => hasAny(series.npis, npi))
-  if (met !== 'serviceTypeCode' && serviceTypeCode)
-    tests.push((series) => hasAny(series.serviceCodes, serviceTypeCode))
+  if (met !== 'npi' && npi) {
+    const holdsNpi = holdsAnyOf(npi)
+    tests.push((series) => holdsNpi(series.npis))
+  }
+  if (met !== 'serviceTypeCode' && serviceTypeCode) {
+    const holdsService = holdsAnyOf(serviceTypeCode)
+    tests.push((series) => holdsService(series.serviceCodes))
+  }
   const { specialtyCodes, specialtyTokens } = wanted
   if (met !== 'specialty' && specialtyCodes && specialtyTokens) {
-    tests.push(
-      (series) =>
-        hasAny(series.specialtyCodes, specialtyCodes) || hasAny(series.specialtyTokens, specialtyTokens),
-    )
+    const holdsCode = holdsAnyOf(specialtyCodes)
+    const holdsToken = holdsAnyOf(specialtyTokens)
+    tests.push((series) => holdsCode(series.specialtyCodes) || holdsToken(series.specialtyTokens))
   }
   for (const key of wanted.groupKeys.slice(met === 'groupKey' ? 1 : 0))
     tests.push((series) => series.groupKey === key)
@@ -346,8 +367,26 @@ interface SpecialtySets {
 }
 
 /**
- * Series are made from their rows (toSeries) with the code sets of their coding lists shared by text: a
- * publisher's thousand series hold a few dozen distinct lists, and the sets are only read.
+ * Code sets by their codes, shared by every publisher's series: searches test a set once per search (see
+ * holdsAnyOf), so as few as there are distinct combinations of codes (a few hundred nationally; a publisher's
+ * own sets were as many as its series' lists, 5,000 in all). Only read; never let go, as the combinations
+ * are few.
+ */
+const CODE_SETS = new Map<string, Set<string>>()
+
+function sharedSet(codes: string[]): Set<string> {
+  const key = codes.join('\u0000')
+  let set = CODE_SETS.get(key)
+  if (!set) {
+    set = new Set(codes)
+    CODE_SETS.set(key, set)
+  }
+  return set
+}
+
+/**
+ * Series are made from their rows (toSeries) with the code sets of their coding lists looked up by text
+ * (sharedSet): a publisher's thousand series hold a few dozen distinct lists, and the sets are only read.
  */
 export class SeriesMaker {
   readonly #services = new Map<string, Set<string>>()
@@ -414,7 +453,7 @@ export class SeriesMaker {
   #serviceCodes(text: string): Set<string> {
     let codes = this.#services.get(text)
     if (!codes) {
-      codes = new Set((JSON.parse(text) as Coding[]).map((coding) => coding.code))
+      codes = sharedSet((JSON.parse(text) as Coding[]).map((coding) => coding.code))
       this.#services.set(text, codes)
     }
     return codes
@@ -425,8 +464,8 @@ export class SeriesMaker {
     if (!sets) {
       const specialties = JSON.parse(text) as Coding[]
       sets = {
-        specialtyCodes: new Set(specialties.map((coding) => coding.code)),
-        specialtyTokens: new Set(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
+        specialtyCodes: sharedSet(specialties.map((coding) => coding.code)),
+        specialtyTokens: sharedSet(specialties.map((coding) => `${coding.system ?? ''}|${coding.code}`)),
       }
       this.#specialties.set(text, sets)
     }

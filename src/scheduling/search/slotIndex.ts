@@ -563,24 +563,36 @@ class PublisherSeries {
    * filter's, named as `met` (its condition need not be checked again), or undefined for every series.
    */
   candidates(wanted: Wanted): { list?: ArrayLike<number>; met?: IndexedFilter } {
-    let list: ArrayLike<number> | undefined
-    let size = this.all.length
-    let met: IndexedFilter | undefined
-    for (const filter of INDEXED_FILTERS) {
-      const lists = this.listsOf(filter, wanted)
-      if (!lists) continue
-      let sum = 0
-      for (const each of lists) sum += each?.length ?? 0
-      // A union's size is at most the sum of its lists': one that cannot be smaller is not made, unless it
-      // stands in for testing every series on the filter, a look-up per value asked (100 specialties, some
-      // listed in every series: the union marks each series once or twice, the test looked up 100 values).
-      if (sum < (list === undefined ? size * lists.length : size)) {
-        list = this.#union(lists)
-        size = list.length
-        met = filter
-      }
+    const fewest = this.fewestListed(INDEXED_FILTERS, wanted)
+    // A union's size is at most the sum of its lists': one that cannot be smaller than every series is not
+    // made, unless it stands in for testing every series on the filter's values (100 specialties, some
+    // listed in every series: the union marks each series once or twice).
+    if (!fewest) return {}
+    if (fewest.places === 0) return { list: NONE, met: fewest.filter }
+    if (fewest.places >= this.all.length * fewest.lists.length) return {}
+    return { list: this.#union(fewest.lists), met: fewest.filter }
+  }
+
+  /**
+   * Of these filters, the one whose lists of the values asked hold the fewest places (summed: their union
+   * holds at most as many), with those lists (the empty ones left out); undefined when none is asked. Only
+   * its lists are then made into a union: the union of 100 service types' lists cost a search more than
+   * everything else when a specialty's list was smaller.
+   */
+  fewestListed(
+    filters: readonly IndexedFilter[],
+    wanted: Wanted,
+  ): { filter: IndexedFilter; lists: number[][]; places: number } | undefined {
+    let fewest: { filter: IndexedFilter; lists: number[][]; places: number } | undefined
+    for (const filter of filters) {
+      const asked = this.listsOf(filter, wanted)
+      if (!asked) continue
+      const lists = asked.filter((list): list is number[] => !!list?.length)
+      let places = 0
+      for (const list of lists) places += list.length
+      if (!fewest || places < fewest.places) fewest = { filter, lists, places }
     }
-    return { list, met }
+    return fewest
   }
 
   /** Whether the filter's values name every one of its series: the filter then excludes none of them. */
@@ -1283,6 +1295,16 @@ export class SlotIndex {
     const masks = new Map<PublisherSeries, WantedPlaces>()
     let series = 0
     const traitsKey = traitsOnlyKey(filters)
+    // NPIs are looked up in the publishers naming them (#matchFiltered): as soon matched as bounded.
+    if (traitsKey === undefined && filters.npi === undefined) {
+      // As many as the filters' lists can hold: too few are not matched twice (here, then by the tally).
+      const wanted = wantedOf(filters)
+      let most = 0
+      for (const [slug, indexed] of this.#publishers)
+        if (filters.publisher === undefined || slug === filters.publisher)
+          most += indexed.fewestListed(INDEXED_FILTERS, wanted)?.places ?? indexed.all.length
+      if (most < WINDOW_MIN_SERIES) return undefined
+    }
     if (traitsKey !== undefined) {
       const test = traitsTest(wantedOf(filters))
       for (const [slug, indexed] of this.#publishers) {
@@ -1610,15 +1632,7 @@ export class SlotIndex {
     const publishers: TestedPublisher[] = []
     for (const [slug, indexed] of this.#publishers) {
       if (filters.publisher !== undefined && slug !== filters.publisher) continue
-      let fewest: { filter: IndexedFilter; lists: number[][]; places: number } | undefined
-      for (const filter of names) {
-        const lists = (indexed.listsOf(filter, wanted) ?? []).filter(
-          (list): list is number[] => !!list?.length,
-        )
-        let places = 0
-        for (const list of lists) places += list.length
-        if (!fewest || places < fewest.places) fewest = { filter, lists, places }
-      }
+      const fewest = indexed.fewestListed(names, wanted)
       if (!fewest || fewest.places === 0) continue
       const tests = testsFor(fewest.filter)
       const test = tests.packed || tests.rest ? indexed.tester(tests) : undefined
