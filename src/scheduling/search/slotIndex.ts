@@ -392,9 +392,8 @@ class PublisherSeries {
 
   /**
    * The series of several of its lists (a union) that pass `test` (undefined: all) as a page's source in a
-   * window, from its served starts
-   * packed with their places (made: `windowStarts`; `slots` of them from `lo` on): the starts (ms) of the
-   * union's series met there and their members; null when it has none.
+   * window, from its served starts packed with their places (made: `windowStarts`; `slots` of them from
+   * `lo` on): the starts (ms) of the union's series met there and their members; null when it has none.
    */
   windowSource(
     slug: string,
@@ -1156,6 +1155,8 @@ export class SlotIndex {
       for (const groups of made) cursors.push({ groups, owner, at: 0 })
       total += made.length === 1 ? (made[0] as ListGroups).size : unionSize(made)
     }
+    // A page past the last group: merging every group to find none cost tens of milliseconds.
+    if (page.offset >= total) return { total, groups: [] }
     const bit = 1 << status
     const matches = listed.every ? undefined : seriesTest(listed.wanted)
     const seen = new Set<number>()
