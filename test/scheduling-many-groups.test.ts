@@ -160,6 +160,37 @@ describe('grouped searches over more groups than their tallies first hold', () =
     }
   })
 
+  it('page every group of both service types from their lists as the plain query does, at deep offsets too', () => {
+    // From each service type's kept groups (SlotIndex.groupsOfLists): every group is in both lists, so a
+    // deep page is found by counting each list's groups from where the last count stopped (skipBefore).
+    const index = new SlotIndex(db)
+    for (const [from, startsNow] of [
+      [undefined, undefined],
+      [FROM + 40 * 900_000 + 1, true],
+    ] as const) {
+      const expected = plainGroups(from ?? 0)
+      expect(expected.length).toBeGreaterThan(1_024)
+      const filters = {
+        status: 'free' as const,
+        startAfter: from,
+        startsNow,
+        groupKeys: [],
+        serviceTypeCode: [...CODES],
+      }
+      for (const offset of [0, 127, 128, 700, 1_000, 1_501, expected.length - 30, expected.length]) {
+        const { groups, total } = searchGroups(index, filters, { offset, limit: 50 })
+        expect({ from, offset, total }).toEqual({ from, offset, total: expected.length })
+        expect(
+          groups.map((group) => ({
+            key: group.key,
+            count: group.totalSlots,
+            next: group.nextAvailableStart,
+          })),
+        ).toEqual(expected.slice(offset, offset + 50))
+      }
+    }
+  })
+
   it('count and page every group in a window as the plain query does, from its hours and its edges', () => {
     const index = new SlotIndex(db)
     const minutes = 60_000

@@ -189,50 +189,68 @@ const before = (a: Cursor, b: Cursor) => {
   )
 }
 
+/** Groups left before the offset below which `skipBefore` stops: the merge passes them as soon. */
+const SKIP_LEFT = 128
+
 /**
- * Moves the cursors of lists that share no group (one list per publisher) past the groups whose next start
- * is before that of the `offset`th group of them all in page order (from 0); returns how many it passed. That
- * next start is found by halving the span of starts, counting in each list by binary search: a deep page
- * then merges from the groups tied with it, not from the first (5,000 of them: most of a search).
+ * Moves the cursors past groups that lie before the `offset`th group of them all in page order (from 0),
+ * each passed once (`met`: true when it was already); returns how many groups it passed. Where they stop is
+ * found by halving the span of starts, counting each list's groups from its cursor by binary search: a
+ * deep page is then merged from near it rather than from the first group (5,000 of them: most of a
+ * search). Lists that share no group (one per publisher) count exactly, and stop at the groups tied with
+ * the offset's; lists that do (several of one publisher) count a group once per list it is in, so the
+ * cursors stop earlier, and the counting is done again from there while it passes groups.
  */
-export function skipBefore(cursors: Cursor[], offset: number): number {
-  // Starts are whole milliseconds: the groups through `moment` are those before the one after it.
-  const through = (moment: number) => {
-    let count = 0
-    for (const { groups } of cursors) count += countBefore(groups.nexts, moment + 1, 0, groups.size)
-    return count
-  }
-  let lo = Number.POSITIVE_INFINITY
-  let hi = Number.NEGATIVE_INFINITY
-  for (const { groups } of cursors) {
-    if (groups.size === 0) continue
-    lo = Math.min(lo, groups.nexts[0] as number)
-    hi = Math.max(hi, groups.nexts[groups.size - 1] as number)
-  }
-  if (!(lo <= hi) || through(hi) <= offset) return 0
-  // The earliest start through which more than `offset` groups lie: the offset-th group's.
-  while (lo < hi) {
-    const mid = Math.floor((lo + hi) / 2)
-    if (through(mid) > offset) hi = mid
-    else lo = mid + 1
-  }
+export function skipBefore(
+  cursors: Cursor[],
+  offset: number,
+  met: (owner: number, place: number) => boolean,
+): number {
   let passed = 0
-  for (const cursor of cursors) {
-    cursor.at = countBefore(cursor.groups.nexts, lo, 0, cursor.groups.size)
-    passed += cursor.at
+  while (offset - passed >= SKIP_LEFT) {
+    const left = offset - passed
+    // Starts are whole milliseconds: the groups through `moment` are those before the one after it.
+    const through = (moment: number) => {
+      let count = 0
+      for (const { groups, at } of cursors)
+        count += countBefore(groups.nexts, moment + 1, at, groups.size) - at
+      return count
+    }
+    let lo = Number.POSITIVE_INFINITY
+    let hi = Number.NEGATIVE_INFINITY
+    for (const { groups, at } of cursors) {
+      if (at >= groups.size) continue
+      lo = Math.min(lo, groups.nexts[at] as number)
+      hi = Math.max(hi, groups.nexts[groups.size - 1] as number)
+    }
+    if (!(lo <= hi) || through(hi) <= left) return passed
+    // The earliest start through which more than `left` groups lie: the offset's group's or one before.
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2)
+      if (through(mid) > left) hi = mid
+      else lo = mid + 1
+    }
+    const before = passed
+    for (const cursor of cursors) {
+      const { groups, owner } = cursor
+      const end = countBefore(groups.nexts, lo, cursor.at, groups.size)
+      for (let at = cursor.at; at < end; at++) if (!met(owner, groups.places[at] as number)) passed++
+      cursor.at = end
+    }
+    if (passed === before) return passed
   }
   return passed
 }
 
 /**
  * The groups of several lists in page order from their cursors on, each once (a group in several lists
- * comes first at its soonest, unless `seen` is undefined: no group is in two), through the `through`th:
+ * comes first at its soonest: `seen` marks each, true when it was already), through the `through`th:
  * `visit` is handed each with its owner, group place, next start and key. A heap of the cursors, moved as they go: the work follows the page, not the groups.
  */
 export function eachInPageOrder(
   cursors: Cursor[],
   through: number,
-  seen: ((owner: number, place: number) => boolean) | undefined,
+  seen: (owner: number, place: number) => boolean,
   visit: (owner: number, place: number, next: number, key: string) => void,
 ): void {
   const heap = cursors.filter((cursor) => cursor.at < cursor.groups.size)
@@ -255,7 +273,7 @@ export function eachInPageOrder(
     const top = heap[0] as Cursor
     const { groups, at, owner } = top
     const place = groups.places[at] as number
-    if (!seen?.(owner, place)) {
+    if (!seen(owner, place)) {
       visit(owner, place, groups.nexts[at] as number, groups.keys[at] as string)
       visited++
     }

@@ -1161,40 +1161,33 @@ export class SlotIndex {
     if (page.offset >= total) return { total, groups: [] }
     const bit = 1 << status
     const matches = listed.every ? undefined : seriesTest(listed.wanted)
-    const seen = new Set<number>()
+    // A mark per group of the search (a Set of them cost a deep page a tenth of its time).
+    const seen = new Uint8Array(span)
+    const met = (owner: number, place: number) => {
+      const group = (owners[owner] as Owner).groupsBefore + place
+      const before = seen[group] === 1
+      seen[group] = 1
+      return before
+    }
     const onPage: GroupOnPage[] = []
     const slots = { count: 0, first: 0, before: 0 }
-    // Lists of different publishers share no group: with one each, a deep page skips by counting.
-    const shared = cursors.length > owners.length
-    let rank = shared ? 0 : skipBefore(cursors, page.offset)
-    eachInPageOrder(
-      cursors,
-      page.offset + page.limit - rank,
-      shared
-        ? (owner, place) => {
-            const group = (owners[owner] as Owner).groupsBefore + place
-            if (seen.has(group)) return true
-            seen.add(group)
-            return false
-          }
-        : undefined,
-      (owner, _place, next, key) => {
-        if (rank++ < page.offset) return
-        const { indexed } = owners[owner] as Owner
-        const found: GroupOnPage = { key, next, count: 0, traits: 0, series: [] }
-        for (const place of indexed.byGroupKey.get(key) ?? NONE) {
-          const series = indexed.all[place] as Series
-          const traits = indexed.traits[place] as number
-          if (!(traits & bit) || (matches && !matches(series))) continue
-          indexed.slotsWithin(this.db, place, status, from, undefined, slots)
-          if (slots.count === 0) continue
-          found.count += slots.count
-          found.traits |= traits
-          found.series.push(series)
-        }
-        onPage.push(found)
-      },
-    )
+    let rank = skipBefore(cursors, page.offset, met)
+    eachInPageOrder(cursors, page.offset + page.limit - rank, met, (owner, _place, next, key) => {
+      if (rank++ < page.offset) return
+      const { indexed } = owners[owner] as Owner
+      const found: GroupOnPage = { key, next, count: 0, traits: 0, series: [] }
+      for (const place of indexed.byGroupKey.get(key) ?? NONE) {
+        const series = indexed.all[place] as Series
+        const traits = indexed.traits[place] as number
+        if (!(traits & bit) || (matches && !matches(series))) continue
+        indexed.slotsWithin(this.db, place, status, from, undefined, slots)
+        if (slots.count === 0) continue
+        found.count += slots.count
+        found.traits |= traits
+        found.series.push(series)
+      }
+      onPage.push(found)
+    })
     return { total, groups: onPage }
   }
 
