@@ -282,16 +282,16 @@ function rowsByKeys(index: SlotIndex, match: SeriesMatch, filters: SlotFilters, 
 export function searchSlots(index: SlotIndex, filters: SlotFilters, page: Page) {
   const status = statusIndex(filters.status)
   const { startAfter, startBefore } = filters
-  // A value's starts are made on the first search over it (a few ms): a first page from now is answered as
-  // soon from each series' figures, kept from one search to the next (from a moment of the caller's own,
-  // they are made again for each series).
-  const listed =
+  // A value's starts are made on the first search over it (a few ms): a first page from now over one value
+  // alone is answered as soon from each series' figures, kept from one search to the next (from a moment of
+  // the caller's own, they are made again for each series). Several values are answered from their starts.
+  const oneValueFromStarts =
     startBefore !== undefined ||
     page.offset >= SKIP_FROM_OFFSET ||
     (startAfter !== undefined && !filters.startsNow)
   const sources =
     index.traitSources(filters, status) ??
-    index.listedSources(filters, status, startAfter, startBefore, listed)
+    index.listedSources(filters, status, startAfter, startBefore, oneValueFromStarts)
   if (sources) return sourcedSlots(index, sources, filters, page)
   const match = matchSeries(index, filters)
   if (!match) return { slots: [], total: 0 }
