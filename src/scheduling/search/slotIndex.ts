@@ -31,6 +31,7 @@ import {
 import { SLOT_STATUSES, slotIdPrefix } from '../model.js'
 import {
   bitCount,
+  hasBit,
   setBit,
   byKey,
   type Cursor,
@@ -1286,7 +1287,8 @@ export class SlotIndex {
     status: number,
   ): { masks?: Map<PublisherSeries, WantedPlaces>; series: number } | undefined {
     this.refresh()
-    if (soleListFilter(filters) === 'every') {
+    const sole = soleListFilter(filters)
+    if (sole === 'every') {
       let series = 0
       for (const [slug, indexed] of this.#publishers)
         if (filters.publisher === undefined || slug === filters.publisher) series += indexed.all.length
@@ -1294,6 +1296,27 @@ export class SlotIndex {
     }
     const masks = new Map<PublisherSeries, WantedPlaces>()
     let series = 0
+    if (sole !== undefined) {
+      // One listed filter alone: its lists are the series wanted, marked from them as they are (their union
+      // gathered first, then tested series by series, was half of such a search).
+      const wanted = wantedOf(filters)
+      const bit = 1 << status
+      for (const [slug, indexed] of this.#publishers) {
+        if (filters.publisher !== undefined && slug !== filters.publisher) continue
+        let mask: Int32Array | undefined
+        for (const list of indexed.listsOf(sole, wanted) ?? []) {
+          for (const place of list ?? NONE) {
+            if (!((indexed.traits[place] as number) & bit)) continue
+            mask ??= new Int32Array(Math.ceil(indexed.all.length / 32))
+            if (hasBit(mask, place)) continue
+            setBit(mask, place)
+            series++
+          }
+        }
+        if (mask) masks.set(indexed, { series: mask, groups: undefined })
+      }
+      return series < WINDOW_MIN_SERIES ? undefined : { masks, series }
+    }
     const traitsKey = traitsOnlyKey(filters)
     // NPIs are looked up in the publishers naming them (#matchFiltered): as soon matched as bounded.
     if (traitsKey === undefined && filters.npi === undefined) {
