@@ -245,7 +245,8 @@ export function skipBefore(
 /**
  * The groups of several lists in page order from their cursors on, each once (a group in several lists
  * comes first at its soonest: `seen` marks each, true when it was already), through the `through`th:
- * `visit` is handed each with its owner, group place, next start and key. A heap of the cursors, moved as they go: the work follows the page, not the groups.
+ * `visit` is handed each with its owner, group place, next start and key. A heap of the cursors, moved as
+ * they go: the work follows the page, not the groups.
  */
 export function eachInPageOrder(
   cursors: Cursor[],

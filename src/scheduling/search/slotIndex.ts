@@ -384,9 +384,7 @@ class PublisherSeries {
       if (packed && slots * LIST_SHARE_WALKED >= packed.length) {
         // A list of a large share of its slots (a state's, in the publisher mostly in that state): one pass
         // over the served starts packed with their places costs less than merging its series' starts.
-        const marked = new Uint8Array(this.all.length)
-        for (const place of list) marked[place] = 1
-        together = startsOfMarked(packed, marked, slots)
+        together = startsOfMarked(packed, this.#marked([list]), 0, packed.length, slots)
       } else
         together = startsTogether(
           this.starts(db, status),
@@ -411,26 +409,21 @@ class PublisherSeries {
     slots: number,
   ): RunSource | null {
     const packed = this.#packedStarts[status] as Float64Array
-    const marked = new Uint8Array(this.all.length)
-    for (const list of lists) for (const place of list) if (!test || test(place)) marked[place] = 1
+    const marked = this.#marked(lists, test)
     const members = this.#membersOf(marked, slug)
     if (!members) return null
-    const met = new Float64Array(slots)
-    let count = 0
-    for (let at = lo; at < lo + slots; at++) {
-      const value = packed[at] as number
-      if (marked[placeUnpacked(value)] === 1) met[count++] = secondUnpacked(value) * 1000
+    return {
+      prefix: slotIdPrefix(slug),
+      members,
+      starts: [startsOfMarked(packed, marked, lo, lo + slots, slots)],
     }
-    return { prefix: slotIdPrefix(slug), members, starts: [met.subarray(0, count)] }
   }
 
   /** One of its lists as a page's source (`pageRunsOf`): its series' starts together and their members. */
   listSource(db: Db, slug: string, list: readonly number[], status: number): RunSource | null {
     let members = this.#listMembers.get(list)
     if (members === undefined) {
-      const marked = new Uint8Array(this.all.length)
-      for (const place of list) marked[place] = 1
-      members = this.#membersOf(marked, slug) ?? null
+      members = this.#membersOf(this.#marked([list]), slug) ?? null
       this.#listMembers.set(list, members)
     }
     return members && { prefix: slotIdPrefix(slug), members, starts: [this.listStarts(db, list, status)] }
@@ -474,16 +467,23 @@ class PublisherSeries {
     if (starts.every((each) => each.length === 0)) return null
     // Made for the publishers a page reads: a pass over every place of each cost a third of a search.
     let members: SeriesMask | undefined
-    const membersOf = (marks: Uint8Array) => this.#membersOf(marks, slug) as SeriesMask
+    const membersOf = () => this.#membersOf(marked, slug) as SeriesMask
     return {
       prefix: slotIdPrefix(slug),
       get members() {
-        members ??= membersOf(marked)
+        members ??= membersOf()
         return members
       },
       starts,
       less: ranges.length > 0 ? { starts: sync.starts, ranges } : undefined,
     }
+  }
+
+  /** A mark per place of the lists' series that pass `test` (undefined: all). */
+  #marked(lists: readonly (readonly number[])[], test?: (place: number) => boolean): Uint8Array {
+    const marked = new Uint8Array(this.all.length)
+    for (const list of lists) for (const place of list) if (!test || test(place)) marked[place] = 1
+    return marked
   }
 
   /** The series at the marked places as members of its part; undefined when none is marked. */
@@ -755,7 +755,9 @@ class PublisherSeries {
     // them: merging the series' starts took ~100 ms for 50 publishers, a search's wait.
     this.servedStarts(db, status)
     const packed = this.#packedStarts[status]
-    const starts = packed ? startsOfMarked(packed, marked, slots) : this.listStarts(db, places, status)
+    const starts = packed
+      ? startsOfMarked(packed, marked, 0, packed.length, slots)
+      : this.listStarts(db, places, status)
     const source = members ? { prefix: slotIdPrefix(slug), members, starts: [starts] } : null
     this.#traitSeries.set(`${status} ${key}`, source)
     for (const [oldest] of this.#traitSeries) {
@@ -826,15 +828,24 @@ export interface PageRun {
   take: number
 }
 
-/** The starts (ms) of the packed starts whose place is marked, in their order: `count` of them. */
-function startsOfMarked(packed: Float64Array, marked: Uint8Array, count: number): Float64Array {
-  const starts = new Float64Array(count)
+/**
+ * The starts (ms) of the packed starts from `packed[from]` to `packed[to - 1]` whose place is marked, in
+ * their order: at most `room` of them.
+ */
+function startsOfMarked(
+  packed: Float64Array,
+  marked: Uint8Array,
+  from: number,
+  to: number,
+  room: number,
+): Float64Array {
+  const starts = new Float64Array(room)
   let at = 0
-  for (let nth = 0; nth < packed.length; nth++) {
+  for (let nth = from; nth < to; nth++) {
     const value = packed[nth] as number
     if (marked[placeUnpacked(value)] === 1) starts[at++] = secondUnpacked(value) * 1000
   }
-  return starts
+  return at === room ? starts : starts.subarray(0, at)
 }
 
 /** One publisher's share of a page walked by start: its slot id prefix, its series' starts and their members. */
@@ -1221,8 +1232,7 @@ export class SlotIndex {
     const owners: PublisherSeries[] = []
     const spans: WindowSpan[] = []
     let groups = 0
-    for (const [slug, indexed] of this.#publishers) {
-      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+    for (const [, indexed] of this.#searched(filters)) {
       const mask = wanted.masks?.get(indexed)
       if (wanted.masks && !mask) continue
       indexed.servedStarts(this.db, status)
@@ -1290,19 +1300,17 @@ export class SlotIndex {
     const sole = soleListFilter(filters)
     if (sole === 'every') {
       let series = 0
-      for (const [slug, indexed] of this.#publishers)
-        if (filters.publisher === undefined || slug === filters.publisher) series += indexed.all.length
+      for (const [, indexed] of this.#searched(filters)) series += indexed.all.length
       return { series }
     }
     const masks = new Map<PublisherSeries, WantedPlaces>()
     let series = 0
     if (sole !== undefined) {
       // One listed filter alone: its lists are the series wanted, marked from them as they are (their union
-      // gathered first, then tested series by series, was half of such a search).
+      // gathered first, then tested series by series, cost such a search 0.5-1 ms more).
       const wanted = wantedOf(filters)
       const bit = 1 << status
-      for (const [slug, indexed] of this.#publishers) {
-        if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      for (const [, indexed] of this.#searched(filters)) {
         let mask: Int32Array | undefined
         for (const list of indexed.listsOf(sole, wanted) ?? []) {
           for (const place of list ?? NONE) {
@@ -1323,15 +1331,13 @@ export class SlotIndex {
       // As many as the filters' lists can hold: too few are not matched twice (here, then by the tally).
       const wanted = wantedOf(filters)
       let most = 0
-      for (const [slug, indexed] of this.#publishers)
-        if (filters.publisher === undefined || slug === filters.publisher)
-          most += indexed.fewestListed(INDEXED_FILTERS, wanted)?.places ?? indexed.all.length
+      for (const [, indexed] of this.#searched(filters))
+        most += indexed.fewestListed(INDEXED_FILTERS, wanted)?.places ?? indexed.all.length
       if (most < WINDOW_MIN_SERIES) return undefined
     }
     if (traitsKey !== undefined) {
       const test = traitsTest(wantedOf(filters))
-      for (const [slug, indexed] of this.#publishers) {
-        if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      for (const [, indexed] of this.#searched(filters)) {
         const mask = indexed.traitMask(traitsKey, status, test)
         let held = 0
         for (const word of mask.series) held += bitCount(word)
@@ -1449,8 +1455,7 @@ export class SlotIndex {
     const wanted = wantedOf(filters)
     const testsFor = filterTests(wanted)
     const npisOf = wanted.npi && this.#npisByPublisher(wanted.npi)
-    for (const [slug, indexed] of this.#publishers) {
-      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+    for (const [, indexed] of this.#searched(filters)) {
       let asked = wanted
       if (npisOf) {
         const npi = npisOf.get(indexed)
@@ -1533,8 +1538,7 @@ export class SlotIndex {
       this.refresh()
       wanted ??= wantedOf(filters)
       let whole = true
-      for (const [slug, indexed] of this.#publishers) {
-        if (filters.publisher !== undefined && slug !== filters.publisher) continue
+      for (const [, indexed] of this.#searched(filters)) {
         whole = indexed.namesEvery(filter, wanted)
         if (!whole) break
       }
@@ -1600,11 +1604,6 @@ export class SlotIndex {
     if (listed === undefined) return undefined
     const oneList = listed.every(({ lists }) => lists.length === 1)
     if (oneList && !oneValue) return undefined
-    if (oneList && listed.every(({ test }) => !test))
-      return listed.flatMap(
-        ({ slug, indexed, lists }) =>
-          indexed.listSource(this.db, slug, lists[0] as readonly number[], status) ?? [],
-      )
     const eachValue = () => {
       const sources: RunSource[] = []
       for (const { slug, indexed, lists, test } of listed) {
@@ -1617,7 +1616,8 @@ export class SlotIndex {
       }
       return sources
     }
-    if (through === undefined) return eachValue()
+    // One value alone: its starts are kept, in a window too.
+    if (through === undefined || (oneList && listed.every(({ test }) => !test))) return eachValue()
     // Whole seconds, the end excluded, as packed: a start is in the window when its second is.
     const first = from === undefined ? 0 : Math.ceil(from / 1000)
     const end = Math.floor(through / 1000) + 1
@@ -1653,8 +1653,7 @@ export class SlotIndex {
     const wanted = wantedOf(filters)
     const testsFor = filterTests(wanted)
     const publishers: TestedPublisher[] = []
-    for (const [slug, indexed] of this.#publishers) {
-      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+    for (const [slug, indexed] of this.#searched(filters)) {
       const fewest = indexed.fewestListed(names, wanted)
       if (!fewest || fewest.places === 0) continue
       const tests = testsFor(fewest.filter)
@@ -1677,8 +1676,7 @@ export class SlotIndex {
     this.refresh()
     const wanted = wantedOf(filters)
     const publishers: ListedPublisher[] = []
-    for (const [slug, indexed] of this.#publishers) {
-      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+    for (const [slug, indexed] of this.#searched(filters)) {
       const lists =
         filter === 'every'
           ? [indexed.allPlaces()]
@@ -1743,8 +1741,7 @@ export class SlotIndex {
     if (key === undefined || test === undefined) return undefined
     this.refresh()
     const sources: RunSource[] = []
-    for (const [slug, indexed] of this.#publishers) {
-      if (filters.publisher !== undefined && slug !== filters.publisher) continue
+    for (const [slug, indexed] of this.#searched(filters)) {
       const source = indexed.traitSource(this.db, slug, key, status, test)
       if (source) sources.push(source)
     }
@@ -1790,6 +1787,13 @@ export class SlotIndex {
       }
       if (sync) visit(nth, sync.starts, startsBegin(sync, entry.id), startsEnd(sync, entry.id))
     }
+  }
+
+  /** The publishers a search covers, with their series: the one it names, or every one. */
+  #searched(filters: SeriesFilters): Iterable<[string, PublisherSeries]> {
+    if (filters.publisher === undefined) return this.#publishers
+    const indexed = this.#publishers.get(filters.publisher)
+    return indexed ? [[filters.publisher, indexed]] : []
   }
 
   /**
