@@ -5,6 +5,9 @@ import {
   firstFrom,
   loadStartsSteps,
   nthStart,
+  offsetStart,
+  type StartsTally,
+  tallyThrough,
   packedStartsSteps,
   placeUnpacked,
   secondUnpacked,
@@ -904,27 +907,64 @@ function lessFrom(less: StartRanges | undefined, from: number | undefined): numb
   return at
 }
 
-/** The source's slots at `start`, its next start, passed: how many (0 when its next start is later). */
-function passStart(cursor: SourceCursor, start: number): number {
+/** The source's slots from its cursor through `moment`: how many, the cursor moved past them. */
+function passThrough(cursor: SourceCursor, moment: number): number {
   const { at, lessAt } = cursor
   const { starts, less } = cursor.source
   let count = 0
   for (let nth = 0; nth < starts.length; nth++) {
     const list = starts[nth] as Float64Array
     const from = at[nth] as number
-    if (from >= list.length || list[from] !== start) continue
-    at[nth] = endThrough(list, start, from, list.length)
+    // In a page's walk the list's next start is mostly later than the moment: no search then.
+    if (from >= list.length || (list[from] as number) > moment) continue
+    at[nth] = endThrough(list, moment, from, list.length)
     count += (at[nth] as number) - from
   }
   if (!less) return count
   for (let nth = 0; nth < lessAt.length; nth++) {
     const from = lessAt[nth] as number
     const end = less.ranges[2 * nth + 1] as number
-    if (from >= end || less.starts[from] !== start) continue
-    lessAt[nth] = endThrough(less.starts, start, from, end)
+    if (from >= end || (less.starts[from] as number) > moment) continue
+    lessAt[nth] = endThrough(less.starts, moment, from, end)
     count -= (lessAt[nth] as number) - from
   }
   return count
+}
+
+/** Skips left below which a page's walk passes starts one by one: counting them costs more. */
+const SKIP_WALKED = 128
+
+/**
+ * Moves the cursors past the starts wholly before the `skip`th slot of them all (from 0); returns how many
+ * slots they passed. The moment is found by counting each list by binary search (`offsetStart`): a deep
+ * page then walks from near its first slot, not start by start from the first. Starts taken off are not
+ * counted there (a search per range, each time, would cost more than the walk), so the cursors stop early
+ * where some are, and the counting is done again from there while it passes slots.
+ */
+function passBeforeSkip(cursors: SourceCursor[], skip: number, through: number | undefined): number {
+  let passed = 0
+  while (skip - passed >= SKIP_WALKED) {
+    let lo = Number.POSITIVE_INFINITY
+    let hi = Number.NEGATIVE_INFINITY
+    for (const { source, at } of cursors)
+      source.starts.forEach((list, nth) => {
+        if ((at[nth] as number) >= list.length) return
+        lo = Math.min(lo, list[at[nth] as number] as number)
+        hi = Math.max(hi, list[list.length - 1] as number)
+      })
+    const listed = (moment: number, tally: StartsTally) => {
+      for (const { source, at } of cursors)
+        source.starts.forEach((list, nth) =>
+          tallyThrough(list, at[nth] as number, list.length, moment, tally),
+        )
+    }
+    const moment = offsetStart(lo, Math.min(hi, through ?? hi), listed, skip - passed)
+    if (moment === undefined) return passed
+    const before = passed
+    for (const cursor of cursors) passed += passThrough(cursor, moment - 1)
+    if (passed === before) return passed
+  }
+  return passed
 }
 
 /**
@@ -947,8 +987,9 @@ export function pageRunsOf(
       lessAt: lessFrom(source.less, from),
     }))
     .sort((a, b) => byKey(a.source.prefix, b.source.prefix))
-  const runs: PageRun[] = []
   let left = limit
+  let skipLeft = skip - passBeforeSkip(cursors, skip, through)
+  const runs: PageRun[] = []
   while (left > 0) {
     let start = Number.POSITIVE_INFINITY
     for (const {
@@ -964,16 +1005,16 @@ export function pageRunsOf(
     if (start === Number.POSITIVE_INFINITY || (through !== undefined && start > through)) break
     for (const cursor of cursors) {
       if (left === 0) break
-      const count = passStart(cursor, start)
+      const count = passThrough(cursor, start)
       if (count === 0) continue
-      if (skip >= count) {
-        skip -= count
+      if (skipLeft >= count) {
+        skipLeft -= count
         continue
       }
-      const take = Math.min(count - skip, left)
-      runs.push({ members: cursor.source.members, start, skip, take })
+      const take = Math.min(count - skipLeft, left)
+      runs.push({ members: cursor.source.members, start, skip: skipLeft, take })
       left -= take
-      skip = 0
+      skipLeft = 0
     }
   }
   return runs
