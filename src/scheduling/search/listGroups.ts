@@ -146,6 +146,21 @@ export function byKey(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
+/** Leading characters of a key that `keyLead` reads: 7 bits each, 42 bits, exact in a float64. */
+const LEAD_CHARS = 6
+
+/**
+ * A number in the order of the keys' first characters (group keys are base64url hashes; any character past
+ * ASCII counts as the last): ordering by it, then by the keys when tied, orders as `byKey`. Hundreds of keys tied at a deep page's first start
+ * compared as strings were a fifth of its search.
+ */
+export function keyLead(key: string): number {
+  let lead = 0
+  for (let at = 0; at < LEAD_CHARS; at++)
+    lead = lead * 128 + (at < key.length ? Math.min(key.charCodeAt(at), 127) : 0)
+  return lead
+}
+
 /** Sets bit `n` of the words. */
 export function setBit(words: Int32Array | Uint32Array, n: number): void {
   words[n >>> 5] = (words[n >>> 5] as number) | (1 << (n & 31))
