@@ -1125,6 +1125,11 @@ export class SlotIndex {
   /** How many entries of the scratch lists the last search left for `entrySeries` to read. */
   #entries = 0
   /**
+   * The filters and status the entries were found for, while they hold (no publisher changed since): a
+   * grouped search that finds too few series for a window's walk tallies them without finding them again.
+   */
+  #entriesFor: { filters: SeriesFilters; status: number } | undefined
+  /**
    * Per NPI, the served publishers whose series name it: a list of NPIs is looked up in those alone (100
    * NPIs looked up in each of 50 publishers were a third of the search).
    */
@@ -1181,7 +1186,6 @@ export class SlotIndex {
           entry,
         )
     }
-    this.#entries = count
   }
 
   /**
@@ -1387,20 +1391,22 @@ export class SlotIndex {
       }
       return series < WINDOW_MIN_SERIES ? undefined : { masks, series }
     }
+    // Found as a tally finds them: too few for the walk, they are tallied as found here.
+    const found = this.#find(filters, status)
+    if (found < WINDOW_MIN_SERIES) return undefined
     let last: PublisherSeries | undefined
     let mask = new Int32Array(0)
-    this.#matchFiltered(filters, 1 << status, (indexed, place) => {
-      // A publisher's series are taken together.
+    for (let entry = 0; entry < found; entry++) {
+      const indexed = this.#foundIn[entry] as PublisherSeries
+      // A publisher's series are found together.
       if (indexed !== last) {
         mask = new Int32Array(Math.ceil(indexed.all.length / 32))
         masks.set(indexed, { series: mask, groups: undefined })
         last = indexed
       }
-      setBit(mask, place)
-      series++
-    })
-    if (series < WINDOW_MIN_SERIES) return undefined
-    return { masks, series }
+      setBit(mask, this.#foundAt[entry] as number)
+    }
+    return { masks, series: found }
   }
 
   /** The series of an entry of the last `eachMatching`. */
@@ -1415,6 +1421,7 @@ export class SlotIndex {
    */
   #find(filters: SeriesFilters, status: number): number {
     this.refresh()
+    if (this.#entriesFor?.filters === filters && this.#entriesFor.status === status) return this.#entries
     this.#releaseEntries()
     const bit = 1 << status
     let count = 0
@@ -1434,6 +1441,8 @@ export class SlotIndex {
           if ((traits[place] as number) & bit) take(indexed, place)
       }
     } else this.#matchFiltered(filters, bit, take)
+    this.#entries = count
+    this.#entriesFor = { filters, status }
     return count
   }
 
@@ -1441,6 +1450,7 @@ export class SlotIndex {
   #releaseEntries() {
     this.#foundIn.fill(undefined as unknown as PublisherSeries, 0, this.#entries)
     this.#entries = 0
+    this.#entriesFor = undefined
   }
 
   /** Each found series' entries, copied out of the scratch lists at the size found. */
@@ -1983,6 +1993,7 @@ export class SlotIndex {
   #forget(slug: string) {
     const indexed = this.#publishers.get(slug)
     if (!indexed) return
+    this.#releaseEntries()
     for (const series of indexed.all) this.#byId.delete(series.id)
     for (const npi of indexed.byNpi.keys()) {
       const others = (this.#npiPublishers.get(npi) ?? []).filter((publisher) => publisher !== indexed)
