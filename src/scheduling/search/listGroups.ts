@@ -151,8 +151,8 @@ const LEAD_CHARS = 6
 
 /**
  * A number in the order of the keys' first characters (group keys are base64url hashes; any character past
- * ASCII counts as the last): ordering by it, then by the keys when tied, orders as `byKey`. Hundreds of keys tied at a deep page's first start
- * compared as strings were a fifth of its search.
+ * ASCII counts as the last): ordering by it, then by the keys when tied, orders as `byKey`. Hundreds of keys
+ * tied at a deep page's first start compared as strings were a fifth of its search.
  */
 export function keyLead(key: string): number {
   let lead = 0
