@@ -1,7 +1,7 @@
 import { sized } from './arrays.js'
 import { RoundMarks } from './roundMarks.js'
 import type { Series } from './series.js'
-import { countBefore } from './startTimes.js'
+import { countBefore, offsetStart, type StartsTally, tallyThrough } from './startTimes.js'
 
 /**
  * A publisher's groups that one of its lists of series (those of a service type, a state, …: slotIndex.ts)
@@ -210,11 +210,11 @@ const SKIP_LEFT = 128
 /**
  * Moves the cursors past groups that lie before the `offset`th group of them all in page order (from 0),
  * each passed once (`met`: true when it was already); returns how many groups it passed. Where they stop is
- * found by halving the span of starts, counting each list's groups from its cursor by binary search: a
- * deep page is then merged from near it rather than from the first group (5,000 of them: most of a
- * search). Lists that share no group (one per publisher) count exactly, and stop at the groups tied with
- * the offset's; lists that do (several of one publisher) count a group once per list it is in, so the
- * cursors stop earlier, and the counting is done again from there while it passes groups.
+ * found by counting each list's groups from its cursor by binary search (`offsetStart`): a deep page is
+ * then merged from near it rather than from the first group (5,000 of them: most of a search). Lists that
+ * share no group (one per publisher) count exactly, and stop at the groups tied with the offset's; lists
+ * that do (several of one publisher) count a group once per list it is in, so the cursors stop earlier, and
+ * the counting is done again from there while it passes groups.
  */
 export function skipBefore(
   cursors: Cursor[],
@@ -222,33 +222,17 @@ export function skipBefore(
   met: (owner: number, place: number) => boolean,
 ): number {
   let passed = 0
+  const through = (moment: number, tally: StartsTally) => {
+    for (const { groups, at } of cursors) tallyThrough(groups.nexts, at, groups.size, moment, tally)
+  }
   while (offset - passed >= SKIP_LEFT) {
-    const left = offset - passed
-    // Starts are whole milliseconds: the groups through `moment` are those before the one after it.
-    const through = (moment: number) => {
-      let count = 0
-      for (const { groups, at } of cursors)
-        count += countBefore(groups.nexts, moment + 1, at, groups.size) - at
-      return count
-    }
-    let lo = Number.POSITIVE_INFINITY
-    let hi = Number.NEGATIVE_INFINITY
-    for (const { groups, at } of cursors) {
-      if (at >= groups.size) continue
-      lo = Math.min(lo, groups.nexts[at] as number)
-      hi = Math.max(hi, groups.nexts[groups.size - 1] as number)
-    }
-    if (!(lo <= hi) || through(hi) <= left) return passed
-    // The earliest start through which more than `left` groups lie: the offset's group's or one before.
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2)
-      if (through(mid) > left) hi = mid
-      else lo = mid + 1
-    }
+    // The earliest start through which more than the groups left lie: the offset's group's or one before.
+    const moment = offsetStart(through, offset - passed)
+    if (moment === undefined) return passed
     const before = passed
     for (const cursor of cursors) {
       const { groups, owner } = cursor
-      const end = countBefore(groups.nexts, lo, cursor.at, groups.size)
+      const end = countBefore(groups.nexts, moment, cursor.at, groups.size)
       for (let at = cursor.at; at < end; at++) if (!met(owner, groups.places[at] as number)) passed++
       cursor.at = end
     }

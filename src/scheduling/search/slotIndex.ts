@@ -943,22 +943,12 @@ const SKIP_WALKED = 128
  */
 function passBeforeSkip(cursors: SourceCursor[], skip: number, through: number | undefined): number {
   let passed = 0
-  while (skip - passed >= SKIP_WALKED) {
-    let lo = Number.POSITIVE_INFINITY
-    let hi = Number.NEGATIVE_INFINITY
+  const listed = (moment: number, tally: StartsTally) => {
     for (const { source, at } of cursors)
-      source.starts.forEach((list, nth) => {
-        if ((at[nth] as number) >= list.length) return
-        lo = Math.min(lo, list[at[nth] as number] as number)
-        hi = Math.max(hi, list[list.length - 1] as number)
-      })
-    const listed = (moment: number, tally: StartsTally) => {
-      for (const { source, at } of cursors)
-        source.starts.forEach((list, nth) =>
-          tallyThrough(list, at[nth] as number, list.length, moment, tally),
-        )
-    }
-    const moment = offsetStart(lo, Math.min(hi, through ?? hi), listed, skip - passed)
+      source.starts.forEach((list, nth) => tallyThrough(list, at[nth] as number, list.length, moment, tally))
+  }
+  while (skip - passed >= SKIP_WALKED) {
+    const moment = offsetStart(listed, skip - passed, through)
     if (moment === undefined) return passed
     const before = passed
     for (const cursor of cursors) passed += passThrough(cursor, moment - 1)

@@ -281,17 +281,9 @@ export function nthStart(
   offset: number,
 ): { from: number; skipped: number } | undefined {
   const begins = lists.map((list) => (startAfter === undefined ? 0 : countBefore(list, startAfter)))
-  let lo = Number.POSITIVE_INFINITY
-  let hi = Number.NEGATIVE_INFINITY
-  lists.forEach((list, nth) => {
-    const begin = begins[nth] as number
-    if (begin >= list.length) return
-    lo = Math.min(lo, list[begin] as number)
-    hi = Math.max(hi, list[list.length - 1] as number)
-  })
   const through = (moment: number, tally: StartsTally) =>
     lists.forEach((list, nth) => tallyThrough(list, begins[nth] as number, list.length, moment, tally))
-  const from = offsetStart(lo, hi, through, offset)
+  const from = offsetStart(through, offset)
   if (from === undefined) return undefined
   const tally = emptyTally()
   through(from - 1, tally)
@@ -324,17 +316,16 @@ export function tallyThrough(
 }
 
 /**
- * The earliest start through which more than `offset` starts lie, of those `through` counts (from `lo`, at
- * or before their first, to `hi`); undefined when not that many lie through `hi`. Each count is made at a
- * moment between the starts known to bound the answer, by turns interpolated from their counts and halfway,
- * and the bounds then move to the starts met: a few counts on real feeds, at worst twice as many as halving
- * the distinct starts, where halving the milliseconds took thirty-two.
+ * The earliest start through which more than `offset` starts lie, of those `through` counts, up to `until`
+ * (included); undefined when not that many lie through it. Each count is made at a moment between the
+ * starts known to bound the answer, by turns interpolated from their counts and halfway, and the bounds then
+ * move to the starts met: a few counts on real feeds, at worst twice as many as halving the distinct starts,
+ * where halving the milliseconds took thirty-two.
  */
 export function offsetStart(
-  lo: number,
-  hi: number,
   through: (moment: number, tally: StartsTally) => void,
   offset: number,
+  until = Number.POSITIVE_INFINITY,
 ): number | undefined {
   const tally = emptyTally()
   const countThrough = (moment: number) => {
@@ -344,8 +335,8 @@ export function offsetStart(
     through(moment, tally)
     return tally
   }
-  if (!(hi >= lo) || countThrough(hi).count <= offset) return undefined
-  let first = lo
+  let first = countThrough(Number.NEGATIVE_INFINITY).next
+  if (countThrough(until).count <= offset) return undefined
   let last = tally.latest
   let below = 0
   let above = tally.count
