@@ -22,14 +22,13 @@ import {
 import { runInSlices, runNow, type Steps } from '../../workInSlices.js'
 import { pageInOrder } from './pageOrder.js'
 import {
-  groupsMet,
+  pageStretch,
   type HourBits,
   hourBitsSteps,
   isWanted,
   packedFrom,
   slotsToWalk,
   type WindowSpan,
-  windowGroups,
 } from './windowGroups.js'
 import { SLOT_STATUSES, slotIdPrefix } from '../model.js'
 import {
@@ -47,7 +46,7 @@ import {
   type SlotFigures,
 } from './listGroups.js'
 import { sized } from './arrays.js'
-import { RoundMarks } from './roundMarks.js'
+import { RunMarks } from './roundMarks.js'
 import {
   filtersNoSeries,
   masksBySync,
@@ -1125,7 +1124,7 @@ export class SlotIndex {
    */
   readonly #npiPublishers = new Map<string, PublisherSeries[]>()
   /** The groups a search in a window met (`groupsInWindow`), by number: kept from one search to the next. */
-  readonly #windowMarks = new RoundMarks()
+  readonly #windowMarks = new RunMarks()
 
   constructor(readonly db: Db) {}
 
@@ -1245,8 +1244,9 @@ export class SlotIndex {
   /**
    * A grouped search in a window, answered from each publisher's starts packed with their series' places
    * (windowGroups.ts): the total from the hours' series, the page by walking the window's slots in start
-   * order only as far as its groups reach (a group's first slot met is its next start), and only the page's
-   * groups' series are looked at. The series a filter wants are found first, as a tally would, when it
+   * order only over the hours its groups are first met in (a group's first slot met is its next start; the
+   * groups met in the hours before are counted from the hours' bits), and only the page's groups' series
+   * are looked at. The series a filter wants are found first, as a tally would, when it
    * wants more than WINDOW_MIN_SERIES (fewer are tallied at once). Undefined when they are fewer, when the
    * walk would read more than WALK_PER_SERIES slots a series (tallying the series then reads less), or when
    * a publisher's starts are not packed (not whole seconds). `through` undefined: no end (every hour held
@@ -1288,16 +1288,17 @@ export class SlotIndex {
     }
     const pageEnd = page.offset + page.limit
     const marks = { marks: this.#windowMarks, span: groups }
-    const { total, walkEnd } = windowGroups(spans, first, end, pageEnd, marks)
-    if (slotsToWalk(spans, first, walkEnd) > WALK_PER_SERIES * wanted.series) return undefined
-    const met = groupsMet(spans, first, walkEnd, marks)
+    const stretch = pageStretch(spans, first, end, { offset: page.offset, end: pageEnd }, marks)
+    if (slotsToWalk(spans, stretch.from, stretch.to) > WALK_PER_SERIES * wanted.series) return undefined
+    const met = stretch.groupsMet()
+    const total = stretch.total()
     const keyOf = (nth: number) =>
       (owners[met.owners[nth] as number] as PublisherSeries).groupKeys[met.places[nth] as number] as string
     const ordered = pageInOrder(
       Float64Array.from(met.nexts),
       (nth) => met.nexts[nth] as number,
       keyOf,
-      page.offset,
+      page.offset - stretch.before,
       page.limit,
     )
     const bit = 1 << status

@@ -1,6 +1,6 @@
 import type { Steps } from '../../workInSlices.js'
 import { bitCount, hasBit } from './listGroups.js'
-import type { RoundMarks } from './roundMarks.js'
+import type { RunMarks } from './roundMarks.js'
 import { countBefore, PLACES_PACKED, placeUnpacked, secondUnpacked } from './startTimes.js'
 
 const HOUR_S = 3_600
@@ -17,10 +17,10 @@ const STEP_SLOTS = 65_536
  * Per hour, which of a publisher's groups (or series) hold a slot of one status starting in it: a bitset of
  * `words` 32-bit words per hour from `firstHour` (hours since the epoch), made from its packed starts. A
  * grouped search in a long window counts its groups by or-ing the whole hours inside it and walks slots
- * only in the part-hours at its edges and as far as its page reaches. The hours are the leaves of a segment
- * tree (`bits`, node `n` at `n * words`: hour `h` at node `hours + h`, node `n` the union of nodes `2n` and
- * `2n + 1`), so that any run of hours is the union of at most two nodes a level: a month's window ors ~20
- * sets, not 720.
+ * only in the part-hours at its edges and in the hours its page's groups are first met in. The hours are
+ * the leaves of a segment tree (`bits`, node `n` at `n * words`: hour `h` at node `hours + h`, node `n` the
+ * union of nodes `2n` and `2n + 1`), so that any run of hours is the union of at most two nodes a level: a
+ * month's window ors ~20 sets, not 720.
  */
 export interface HourBits {
   firstHour: number
@@ -87,101 +87,49 @@ export function isWanted(wanted: Int32Array | undefined, place: number): boolean
   return wanted === undefined || hasBit(wanted, place)
 }
 
-/**
- * Over seconds `first` up to `end` (excluded): how many groups hold a slot of a wanted series (`total`),
- * and the second up to which the window's slots must be walked to meet its first `page` groups by next
- * start (`walkEnd`: the end of the run of hours in which the `page`th group is first met; every group met
- * before it, and every one tied with it, is met by then). Whole hours are read from their bitsets, the part-hours
- * at either edge are walked. A publisher whose wanted series are all its series, or whole groups, is read by
- * its groups' bits, counted a word at a time; any other, by its series' bits, each wanted one marked by its group in
- * `groups` (begun here, with room for `span`).
- */
-export function windowGroups(
-  spans: readonly WindowSpan[],
-  first: number,
-  end: number,
-  page: number,
-  groups: { marks: RoundMarks; span: number },
-): { total: number; walkEnd: number } {
-  // Head [first, wholeFrom), whole hours [wholeFrom, wholeTo), tail [wholeTo, end).
+/** A window's edges: its part-hours are walked, the whole hours between (that some publisher holds) are read. */
+interface WindowHours {
+  /** Head [first, wholeFrom), whole hours [wholeFrom, wholeTo), tail [wholeTo, end), in seconds. */
+  wholeFrom: number
+  wholeTo: number
+  /** The whole hours some publisher holds starts in: a window may reach from the epoch to years ahead. */
+  fromHour: number
+  toHour: number
+}
+
+const byGroup = (span: WindowSpan) => !span.wanted || span.wantedGroups !== undefined
+const hoursOf = (span: WindowSpan) => (byGroup(span) ? span.groupHours : span.seriesHours)
+
+function windowHours(spans: readonly WindowSpan[], first: number, end: number): WindowHours {
   const wholeFrom = Math.min(Math.ceil(first / HOUR_S) * HOUR_S, end)
   const wholeTo = Math.max(wholeFrom, Math.floor(end / HOUR_S) * HOUR_S)
-  const byGroup = (span: WindowSpan) => !span.wanted || span.wantedGroups !== undefined
-  const hoursOf = (span: WindowSpan) => (byGroup(span) ? span.groupHours : span.seriesHours)
-  const offsets: number[] = []
-  let size = 0
-  for (const span of spans) {
-    offsets.push(size)
-    size += hoursOf(span).words
-  }
-  // The groups met, or the series met when some are not wanted: a bit each after the publishers' before.
-  const seen = new Int32Array(size)
-  groups.marks.begin(groups.span)
-  let total = 0
-  const walk = (from: number, to: number) => {
-    spans.forEach((span, owner) => {
-      const { packed, wanted, groupOf } = span
-      const grouped = byGroup(span)
-      const offset = offsets[owner] as number
-      const hi = packedFrom(packed, to)
-      for (let at = packedFrom(packed, from); at < hi; at++) {
-        const place = placeUnpacked(packed[at] as number)
-        const bit = grouped ? (groupOf[place] as number) : place
-        const word = offset + (bit >>> 5)
-        const held = seen[word] as number
-        if (held & (1 << (bit & 31)) || !isWanted(wanted, place)) continue
-        seen[word] = held | (1 << (bit & 31))
-        if (grouped || groups.marks.mark(span.groupsBefore + (groupOf[place] as number))) total++
-      }
-    })
-  }
-  const orNode = (span: WindowSpan, bits: Int32Array, words: number, node: number, offset: number) => {
-    const grouped = byGroup(span)
-    const wanted = grouped ? span.wantedGroups : span.wanted
-    const base = node * words
-    for (let word = 0; word < words; word++) {
-      let fresh = (bits[base + word] as number) & ~(seen[offset + word] as number)
-      if (wanted) fresh &= wanted[word] as number
-      if (fresh === 0) continue
-      seen[offset + word] = (seen[offset + word] as number) | fresh
-      if (grouped) total += bitCount(fresh)
-      else
-        for (; fresh !== 0; fresh &= fresh - 1) {
-          const place = word * 32 + 31 - Math.clz32(fresh & -fresh)
-          if (groups.marks.mark(span.groupsBefore + (span.groupOf[place] as number))) total++
-        }
-    }
-  }
-  const orHours = (owner: number, fromHour: number, toHour: number) => {
-    const span = spans[owner] as WindowSpan
-    const { firstHour, hours, words, bits } = hoursOf(span)
-    const offset = offsets[owner] as number
-    let lo = Math.max(fromHour, firstHour) - firstHour + hours
-    let hi = Math.min(toHour, firstHour + hours) - firstHour + hours
-    for (; lo < hi; lo >>= 1, hi >>= 1) {
-      if (lo & 1) orNode(span, bits, words, lo++, offset)
-      if (hi & 1) orNode(span, bits, words, --hi, offset)
-    }
-  }
-  walk(first, wholeFrom)
-  let walkEnd = total >= page ? wholeFrom : undefined
-  // Only the hours some publisher holds starts in: a window may reach from the epoch to years ahead.
   const held = spans.map(hoursOf).filter((hours) => hours.hours > 0)
-  const fromHour = Math.max(wholeFrom / HOUR_S, Math.min(...held.map((hours) => hours.firstHour)))
-  const toHour = Math.min(wholeTo / HOUR_S, Math.max(...held.map((hours) => hours.firstHour + hours.hours)))
-  // In runs of hours that double (1, 2, 4...) until the page's groups are met, then each publisher's
-  // remaining hours at once: a page met in its first hours ends the walk there, and one met late, or never
-  // (an offset past the total, a window with no end), costs a few runs, not one per hour of the window.
-  let hour = fromHour
-  for (let run = 1; walkEnd === undefined && hour < toHour; run *= 2) {
-    const next = Math.min(hour + run, toHour)
-    for (let owner = 0; owner < spans.length; owner++) orHours(owner, hour, next)
-    hour = next
-    if (total >= page) walkEnd = hour * HOUR_S
+  return {
+    wholeFrom,
+    wholeTo,
+    fromHour: Math.max(wholeFrom / HOUR_S, Math.min(...held.map((hours) => hours.firstHour))),
+    toHour: Math.min(wholeTo / HOUR_S, Math.max(...held.map((hours) => hours.firstHour + hours.hours))),
   }
-  for (let owner = 0; owner < spans.length; owner++) orHours(owner, hour, toHour)
-  walk(wholeTo, end)
-  return { total, walkEnd: walkEnd ?? end }
+}
+
+/**
+ * Calls `node` with each node of the publisher's hours' tree that together cover hours `fromHour` up to
+ * `toHour`: at most two a level.
+ */
+function eachNode(hours: HourBits, fromHour: number, toHour: number, node: (node: number) => void): void {
+  let lo = Math.max(fromHour, hours.firstHour) - hours.firstHour + hours.hours
+  let hi = Math.min(toHour, hours.firstHour + hours.hours) - hours.firstHour + hours.hours
+  for (; lo < hi; lo >>= 1, hi >>= 1) {
+    if (lo & 1) node(lo++)
+    if (hi & 1) node(--hi)
+  }
+}
+
+/** The room a window search marks groups in: met before its page, or in a run of hours being read. */
+export interface WindowMarks {
+  marks: RunMarks
+  /** How many groups its publishers hold together. */
+  span: number
 }
 
 /** The groups a walk met, in the order met (each publisher's by next start): their span, group place and next. */
@@ -192,31 +140,241 @@ export interface GroupsMet {
 }
 
 /**
- * Walks the wanted slots from second `first` up to `walkEnd` (excluded), publisher by publisher, in start
- * order: a group's first slot met is its next start. `marks` is begun here, with room for `span` groups.
+ * Where in seconds `first` up to `end` (excluded) a page of groups by next start lies (`page.offset` on, up
+ * to `page.end`): the stretch from `from` to `to` in which a walk meets its groups in start order
+ * (`groupsMet`), after the `before` groups met before it. A group's next start before `from` is before every
+ * one after, so the page is the `offset - before`th on of those the walk meets. Both edges are hours, found
+ * from the hours' bitsets in runs that double (1, 2, 4...) and, past the page's first group, halve again: a
+ * deep page (groups met over hours before it) walks only the hour or two its groups are met in, where
+ * walking every slot before it was most of its search, and a window's few runs are read, not its every hour.
+ * How many groups the window holds is read after (`total`), from where the stretch ends.
  */
-export function groupsMet(
+export function pageStretch(
   spans: readonly WindowSpan[],
   first: number,
-  walkEnd: number,
-  groups: { marks: RoundMarks; span: number },
-): GroupsMet {
-  const met: GroupsMet = { owners: [], places: [], nexts: [] }
-  groups.marks.begin(groups.span)
-  spans.forEach(({ packed, groupOf, groupsBefore, wanted }, owner) => {
-    const hi = packedFrom(packed, walkEnd)
-    for (let at = packedFrom(packed, first); at < hi; at++) {
-      const value = packed[at] as number
-      const place = placeUnpacked(value)
-      if (!isWanted(wanted, place)) continue
-      const group = groupOf[place] as number
-      if (!groups.marks.mark(groupsBefore + group)) continue
-      met.nexts.push(secondUnpacked(value) * 1000)
-      met.owners.push(owner)
-      met.places.push(group)
+  end: number,
+  page: { offset: number; end: number },
+  marks: WindowMarks,
+): WindowMeeting {
+  const hours = windowHours(spans, first, end)
+  const { wholeFrom, wholeTo, fromHour, toHour } = hours
+  // A first page begins at `first`: no run is dropped.
+  const stretch = new WindowMeeting(spans, marks, hours, end, page.offset > 0)
+  stretch.walk(first, wholeFrom)
+  // The head's groups are before the page, or the stretch's first.
+  let hour = fromHour
+  if (page.offset > 0 && stretch.count <= page.offset) {
+    stretch.keep()
+    for (let run = 1; hour < toHour;) {
+      const next = Math.min(hour + run, toHour)
+      stretch.clear()
+      stretch.hours(hour, next)
+      if (stretch.before + stretch.count <= page.offset) {
+        stretch.keep()
+        hour = next
+        run *= 2
+      } else if (next - hour === 1) break
+      else run = (next - hour) >> 1
     }
-  })
-  return met
+    stretch.clear()
+    stretch.beginsAt(hour < toHour ? hour * HOUR_S : wholeTo)
+  } else stretch.beginsAt(first)
+  const reached = () => stretch.before + stretch.count >= page.end
+  for (let run = 1; !reached() && hour < toHour; run *= 2) {
+    const next = Math.min(hour + run, toHour)
+    stretch.hours(hour, next)
+    hour = next
+  }
+  stretch.hoursRead = hour
+  if (reached()) stretch.to = hour > fromHour ? hour * HOUR_S : wholeFrom
+  else {
+    stretch.walk(wholeTo, end)
+    stretch.tailRead = true
+    stretch.to = end
+  }
+  return stretch
+}
+
+/**
+ * The groups a window search meets (a number each after its publisher's before), run by run: a part-hour's
+ * slots walked, or whole hours read from their bits. A publisher read by its groups' bits counts them a word
+ * at a time; one read by its series' bits marks each wanted series' group (kept for the runs kept, see
+ * `RunMarks`). A run's groups are counted (`count`) without being taken as met
+ * until it is kept (`keep`), so that a run that goes past where a page begins can be dropped (`clear`) and a
+ * shorter one tried; the bits read are kept the same way, so that none is read twice. Once a page's stretch
+ * is found (`pageStretch`), its groups are met in start order (`groupsMet`).
+ */
+class WindowMeeting {
+  /** The page's stretch, in seconds: the groups before `from` are kept as met. */
+  from = 0
+  to = 0
+  /** The bits read before the stretch (none: undefined). */
+  #seenBefore: Int32Array | undefined
+  /** How far the stretch's runs read: whole hours up to `hoursRead`, and the tail or not. */
+  hoursRead = 0
+  tailRead = false
+  /** Groups met in the runs kept; groups met in the run being read. */
+  before = 0
+  count = 0
+  readonly #marks: RunMarks
+  readonly #offsets: number[] = []
+  /** The bits read, a word per 32 after each publisher's before. */
+  readonly #seen: Int32Array
+  /**
+   * What the run being read changed, until the stretch begins (no run is dropped or kept after): the words of
+   * `#seen` and what each held before, to be put back if it is dropped; the groups it met by their series,
+   * to be kept as met if it is kept.
+   */
+  #run: { undo: number[]; fresh: number[] } | undefined
+
+  constructor(
+    readonly spans: readonly WindowSpan[],
+    marks: WindowMarks,
+    readonly window: WindowHours,
+    readonly end: number,
+    dropsRuns: boolean,
+  ) {
+    this.#marks = marks.marks
+    if (dropsRuns) this.#run = { undo: [], fresh: [] }
+    let size = 0
+    for (const each of spans) {
+      this.#offsets.push(size)
+      size += hoursOf(each).words
+    }
+    this.#seen = new Int32Array(size)
+    this.#marks.begin(marks.span)
+  }
+
+  /** A new run: the one read dropped. */
+  clear(): void {
+    const { undo, fresh } = this.#run as { undo: number[]; fresh: number[] }
+    for (let at = undo.length - 2; at >= 0; at -= 2) this.#seen[undo[at] as number] = undo[at + 1] as number
+    undo.length = 0
+    fresh.length = 0
+    this.count = 0
+    this.#marks.nextRun()
+  }
+
+  /** The stretch begins at second `from`, after the runs kept. */
+  beginsAt(from: number): void {
+    this.from = from
+    this.#seenBefore = this.before === 0 ? undefined : this.#seen.slice()
+    this.#run = undefined
+  }
+
+  /** The run's groups taken as met. */
+  keep(): void {
+    const { undo, fresh } = this.#run as { undo: number[]; fresh: number[] }
+    undo.length = 0
+    for (const group of fresh) this.#marks.keep(group)
+    fresh.length = 0
+    this.before += this.count
+  }
+
+  /** Meets the groups of the wanted slots from second `from` up to `to` (excluded). */
+  walk(from: number, to: number): void {
+    const seen = this.#seen
+    const run = this.#run
+    const marks = this.#marks
+    let count = 0
+    this.spans.forEach((span, owner) => {
+      const { packed, wanted, groupOf, groupsBefore } = span
+      const grouped = byGroup(span)
+      const offset = this.#offsets[owner] as number
+      const hi = packedFrom(packed, to)
+      for (let at = packedFrom(packed, from); at < hi; at++) {
+        const place = placeUnpacked(packed[at] as number)
+        if (!isWanted(wanted, place)) continue
+        const group = groupOf[place] as number
+        const bit = grouped ? group : place
+        const word = offset + (bit >>> 5)
+        const held = seen[word] as number
+        if (held & (1 << (bit & 31))) continue
+        run?.undo.push(word, held)
+        seen[word] = held | (1 << (bit & 31))
+        if (grouped) count++
+        else if (marks.mark(groupsBefore + group)) {
+          run?.fresh.push(groupsBefore + group)
+          count++
+        }
+      }
+    })
+    this.count += count
+  }
+
+  /** Meets the groups of the wanted series holding starts in hours `fromHour` up to `toHour` (excluded). */
+  hours(fromHour: number, toHour: number): void {
+    const seen = this.#seen
+    const run = this.#run
+    const marks = this.#marks
+    let count = 0
+    this.spans.forEach((span, owner) => {
+      const grouped = byGroup(span)
+      const wanted = grouped ? span.wantedGroups : span.wanted
+      const hours = hoursOf(span)
+      const { bits, words } = hours
+      const { groupOf, groupsBefore } = span
+      const offset = this.#offsets[owner] as number
+      eachNode(hours, fromHour, toHour, (node) => {
+        const base = node * words
+        for (let word = 0; word < words; word++) {
+          let set = bits[base + word] as number
+          if (wanted) set &= wanted[word] as number
+          const held = seen[offset + word] as number
+          set &= ~held
+          if (set === 0) continue
+          run?.undo.push(offset + word, held)
+          seen[offset + word] = held | set
+          if (grouped) count += bitCount(set)
+          else
+            for (; set !== 0; set &= set - 1) {
+              const group = groupsBefore + (groupOf[word * 32 + 31 - Math.clz32(set & -set)] as number)
+              if (!marks.mark(group)) continue
+              run?.fresh.push(group)
+              count++
+            }
+        }
+      })
+    })
+    this.count += count
+  }
+
+  /**
+   * Walks the wanted slots of the stretch, publisher by publisher, in start order: a group's first slot met
+   * is its next start, unless it was met before the stretch.
+   */
+  groupsMet(): GroupsMet {
+    const found: GroupsMet = { owners: [], places: [], nexts: [] }
+    this.spans.forEach((span, owner) => {
+      const { packed, groupOf, groupsBefore, wanted } = span
+      const grouped = byGroup(span)
+      const offset = this.#offsets[owner] as number
+      const hi = packedFrom(packed, this.to)
+      for (let at = packedFrom(packed, this.from); at < hi; at++) {
+        const value = packed[at] as number
+        const place = placeUnpacked(value)
+        if (!isWanted(wanted, place)) continue
+        const group = groupOf[place] as number
+        if (grouped && this.#seenBefore && hasBit(this.#seenBefore, offset * 32 + group)) continue
+        if (this.#marks.isKept(groupsBefore + group)) continue
+        this.#marks.keep(groupsBefore + group)
+        found.nexts.push(secondUnpacked(value) * 1000)
+        found.owners.push(owner)
+        found.places.push(group)
+      }
+    })
+    return found
+  }
+
+  /**
+   * How many groups the window holds: those met up to the stretch's end, and after it those of the hours
+   * and the tail its runs did not read, in the same run.
+   */
+  total(): number {
+    this.hours(this.hoursRead, this.window.toHour)
+    if (!this.tailRead) this.walk(this.window.wholeTo, this.end)
+    return this.before + this.count
+  }
 }
 
 /** How many slots `groupsMet` would read. */
