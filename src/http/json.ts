@@ -1,5 +1,6 @@
 import type { PreparedAnswer, SplicedAnswer } from './answerCache.js'
 import type { KeptText, Precompressed } from './gzipSplice.js'
+import { stringify } from '../rawJson.js'
 
 /**
  * Response bodies as JSON text. Serializing is a large share of answering (a batch of 100 lookups is about
@@ -106,7 +107,7 @@ function deepFreeze(value: unknown): void {
  */
 export function keepWhole<T extends object>(body: T): T {
   deepFreeze(body)
-  texts.set(body, JSON.stringify(body))
+  texts.set(body, stringify(body))
   return body
 }
 
@@ -116,5 +117,5 @@ export function toJson(body: unknown): string {
     const text = texts.get(body)
     if (text !== undefined) return text
   }
-  return JSON.stringify(body)
+  return stringify(body)
 }

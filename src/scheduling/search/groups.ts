@@ -1,5 +1,6 @@
 import type { Db } from '../../db/open.js'
-import type { AcceptingPatients, Coding, LocationSummary, ProviderSummary } from '../model.js'
+import type { AcceptingPatients, Coding } from '../model.js'
+import { RawJson } from '../../rawJson.js'
 import type { GroupOnPage } from './listGroups.js'
 import type { Page, SlotFilters } from './matches.js'
 import type { SlotIndex } from './slotIndex.js'
@@ -11,8 +12,9 @@ import { iso, summaries, union } from './summaries.js'
 export interface GroupMatch {
   key: string
   publisher: string
-  location: LocationSummary
-  provider?: ProviderSummary
+  /** Its LocationSummary and ProviderSummary as stored. */
+  location: RawJson
+  provider?: RawJson
   isVirtual: boolean
   serviceTypes: Coding[]
   specialties: Coding[]
@@ -188,14 +190,14 @@ function toGroupMatch({ key, next, count, traits, series }: GroupOnPage): GroupM
   const found: GroupMatch = {
     key,
     publisher: group.publisher,
-    location: summaries.get<LocationSummary>(group.location),
+    location: new RawJson(group.location),
     isVirtual: group.isVirtual,
     serviceTypes: union(series.map((each) => summaries.get<Coding[]>(each.serviceTypes))),
     specialties: union(series.map((each) => summaries.get<Coding[]>(each.specialties))),
     nextAvailableStart: iso(next),
     totalSlots: count,
   }
-  if (group.provider) found.provider = summaries.get<ProviderSummary>(group.provider)
+  if (group.provider) found.provider = new RawJson(group.provider)
   const [only] = accepting
   if (accepting.size === 1 && only) found.acceptingPatients = only
   if (traits & TRAIT.online) found.bookingMethod = 'online'

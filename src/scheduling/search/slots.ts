@@ -1,10 +1,5 @@
-import {
-  type Coding,
-  type LocationSummary,
-  type ProviderSummary,
-  SLOT_STATUSES,
-  slotIdPrefix,
-} from '../model.js'
+import { type Coding, SLOT_STATUSES, slotIdPrefix } from '../model.js'
+import { RawJson } from '../../rawJson.js'
 import { SLOT_ORDER, SLOTS_BY_SERIES } from '../schema.js'
 import {
   countBySeriesFigures,
@@ -133,8 +128,8 @@ function toSlot(row: SlotRowOut, series: Series): Record<string, unknown> {
   if (row.booking_link) slot.bookingDeepLink = row.booking_link
   if (row.booking_phone) slot.bookingPhone = row.booking_phone
   if (row.capacity !== null) slot.capacity = row.capacity
-  slot.location = summaries.get<LocationSummary>(group.location)
-  if (group.provider) slot.provider = summaries.get<ProviderSummary>(group.provider)
+  slot.location = new RawJson(group.location)
+  if (group.provider) slot.provider = new RawJson(group.provider)
   slot.source = {
     publisher: group.publisher,
     resourceId: row.id.slice(slotIdPrefix(group.publisher).length),

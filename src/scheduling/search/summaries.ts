@@ -15,14 +15,14 @@ export function iso(ms: number): string {
   return text
 }
 
-/** Distinct summaries kept parsed at most: about 10 MB of locations, providers and coding lists. */
+/** Distinct coding lists kept parsed at most: a few MB. */
 const KEPT_SUMMARIES = 20_000
 
 /**
- * The stored JSON summaries of groups and series (locations, providers, coding lists), each parsed once and
- * shared by every answer that shows it, read-only: a page of slots spread over many series parsed each of
- * theirs anew, a tenth of a cold search's time. Keyed by the text itself, so a changed summary is another
- * entry; past KEPT_SUMMARIES all are dropped and parsed again as asked.
+ * The stored JSON coding lists of series (service types, specialties), each parsed once and shared by every
+ * answer that shows it, read-only: a page of slots spread over many series parsed each of theirs anew. Keyed
+ * by the text itself, so a changed list is another entry; past KEPT_SUMMARIES all are dropped and parsed
+ * again as asked. (Location and provider summaries, answered as they are, are spliced in unparsed: RawJson.)
  */
 class ParsedSummaries {
   readonly #parsed = new Map<string, unknown>()
