@@ -52,6 +52,8 @@ function writeSlots(dir: string, seed: number) {
         ...(patientType
           ? { extension: [{ url: `${EXT}patient-type`, valueCoding: { code: patientType } }] }
           : {}),
+        // Some slots name service types of their own, three at once: their series are listed under each.
+        ...(n % 5 === 0 ? { serviceType: ['124', 'x1', 'flu'].map((code) => ({ coding: [{ code }] })) } : {}),
       }),
     )
   }
@@ -116,6 +118,13 @@ const CASES: [query: string, where: string, params: unknown[]][] = [
     'serviceTypeCode=57,124&startAfter=2026-11-20T13:17:00Z&startBefore=2026-11-22T05:00:00Z',
     't.status = 0 AND t.start_ms >= ? AND t.start_ms <= ?',
     [Date.parse('2026-11-20T13:17:00Z'), Date.parse('2026-11-22T05:00:00Z')],
+  ],
+  // Values that each list the same series: it is counted and paged once, not three times.
+  [
+    'serviceTypeCode=124,x1,flu,404&includePast=true',
+    `t.status = 0 AND (r.service_types LIKE '%"code":"124"%' OR r.service_types LIKE '%"code":"x1"%'
+     OR r.service_types LIKE '%"code":"flu"%')`,
+    [],
   ],
   // A listed filter with traits or another: from the values' starts, less the series failing the rest.
   [
