@@ -889,17 +889,21 @@ export function sourceSlotsWithin(
   return slots
 }
 
-/** A source's place in a page's walk: where it is in each of its lists, and in each range of `less`. */
+/**
+ * A source's place in a page's walk from `from`: where it is in each of its lists, and in each range of
+ * `less` (found when the walk first passes its starts: a page of the first slots passes a few publishers'
+ * of fifty, and a search with a trait takes thousands of series off).
+ */
 interface SourceCursor {
   source: RunSource
+  from: number | undefined
   at: number[]
-  lessAt: number[]
+  lessAt: number[] | undefined
 }
 
 /** Where each range of `less` begins from `from` on. */
-function lessFrom(less: StartRanges | undefined, from: number | undefined): number[] {
+function lessFrom(less: StartRanges, from: number | undefined): number[] {
   const at: number[] = []
-  if (!less) return at
   const { starts, ranges } = less
   for (let nth = 0; nth < ranges.length; nth += 2)
     at.push(firstFrom(starts, from, ranges[nth] as number, ranges[nth + 1] as number))
@@ -908,7 +912,7 @@ function lessFrom(less: StartRanges | undefined, from: number | undefined): numb
 
 /** The source's slots from its cursor through `moment`: how many, the cursor moved past them. */
 function passThrough(cursor: SourceCursor, moment: number): number {
-  const { at, lessAt } = cursor
+  const { at } = cursor
   const { starts, less } = cursor.source
   let count = 0
   for (let nth = 0; nth < starts.length; nth++) {
@@ -920,6 +924,7 @@ function passThrough(cursor: SourceCursor, moment: number): number {
     count += (at[nth] as number) - from
   }
   if (!less) return count
+  const lessAt = (cursor.lessAt ??= lessFrom(less, cursor.from))
   for (let nth = 0; nth < lessAt.length; nth++) {
     const from = lessAt[nth] as number
     const end = less.ranges[2 * nth + 1] as number
@@ -972,8 +977,9 @@ export function pageRunsOf(
   const cursors: SourceCursor[] = sources
     .map((source) => ({
       source,
+      from,
       at: source.starts.map((starts) => firstFrom(starts, from, 0, starts.length)),
-      lessAt: lessFrom(source.less, from),
+      lessAt: undefined,
     }))
     .sort((a, b) => byKey(a.source.prefix, b.source.prefix))
   let left = limit
