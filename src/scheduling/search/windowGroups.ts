@@ -199,10 +199,10 @@ export function pageStretch(
  * The groups a window search meets (a number each after its publisher's before), run by run: a part-hour's
  * slots walked, or whole hours read from their bits. A publisher read by its groups' bits counts them a word
  * at a time; one read by its series' bits marks each wanted series' group (kept for the runs kept, see
- * `RunMarks`). A run's groups are counted (`count`) without being taken as met
- * until it is kept (`keep`), so that a run that goes past where a page begins can be dropped (`clear`) and a
- * shorter one tried; the bits read are kept the same way, so that none is read twice. Once a page's stretch
- * is found (`pageStretch`), its groups are met in start order (`groupsMet`).
+ * `RunMarks`). Until the page's stretch begins, a run's groups are counted (`count`) without being taken as
+ * met until it is kept (`keep`), so that a run that goes past where the page begins can be dropped (`clear`)
+ * and a shorter one tried; the bits read are put back the same way, so that none is read twice. Once the
+ * stretch is found (`pageStretch`), its groups are met in start order (`groupsMet`).
  */
 class WindowMeeting {
   /** The page's stretch, in seconds: the groups before `from` are kept as met. */
