@@ -185,12 +185,10 @@ export function pageStretch(
     stretch.hours(hour, next)
     hour = next
   }
-  stretch.hoursRead = hour
-  if (reached()) stretch.to = hour > fromHour ? hour * HOUR_S : wholeFrom
+  if (reached()) stretch.endsAt(hour > fromHour ? hour * HOUR_S : wholeFrom, hour, false)
   else {
     stretch.walk(wholeTo, end)
-    stretch.tailRead = true
-    stretch.to = end
+    stretch.endsAt(end, hour, true)
   }
   return stretch
 }
@@ -210,9 +208,9 @@ class WindowMeeting {
   to = 0
   /** The bits read before the stretch (none: undefined). */
   #seenBefore: Int32Array | undefined
-  /** How far the stretch's runs read: whole hours up to `hoursRead`, and the tail or not. */
-  hoursRead = 0
-  tailRead = false
+  /** How far the stretch's runs read: whole hours up to `#hoursRead`, and the tail or not. */
+  #hoursRead = 0
+  #tailRead = false
   /** Groups met in the runs kept; groups met in the run being read. */
   before = 0
   count = 0
@@ -262,6 +260,13 @@ class WindowMeeting {
     this.#run = undefined
   }
 
+  /** The stretch ends at second `to`, its runs having read whole hours up to `hoursRead`, and the tail or not. */
+  endsAt(to: number, hoursRead: number, tailRead: boolean): void {
+    this.to = to
+    this.#hoursRead = hoursRead
+    this.#tailRead = tailRead
+  }
+
   /** The run's groups taken as met. */
   keep(): void {
     const { undo, fresh } = this.#run as { undo: number[]; fresh: number[] }
@@ -273,70 +278,59 @@ class WindowMeeting {
 
   /** Meets the groups of the wanted slots from second `from` up to `to` (excluded). */
   walk(from: number, to: number): void {
-    const seen = this.#seen
-    const run = this.#run
-    const marks = this.#marks
-    let count = 0
     this.spans.forEach((span, owner) => {
-      const { packed, wanted, groupOf, groupsBefore } = span
+      const { packed, wanted, groupOf } = span
       const grouped = byGroup(span)
       const offset = this.#offsets[owner] as number
       const hi = packedFrom(packed, to)
       for (let at = packedFrom(packed, from); at < hi; at++) {
         const place = placeUnpacked(packed[at] as number)
         if (!isWanted(wanted, place)) continue
-        const group = groupOf[place] as number
-        const bit = grouped ? group : place
-        const word = offset + (bit >>> 5)
-        const held = seen[word] as number
-        if (held & (1 << (bit & 31))) continue
-        run?.undo.push(word, held)
-        seen[word] = held | (1 << (bit & 31))
-        if (grouped) count++
-        else if (marks.mark(groupsBefore + group)) {
-          run?.fresh.push(groupsBefore + group)
-          count++
-        }
+        const bit = grouped ? (groupOf[place] as number) : place
+        this.#read(span, grouped, offset, bit >>> 5, 1 << (bit & 31))
       }
     })
-    this.count += count
   }
 
   /** Meets the groups of the wanted series holding starts in hours `fromHour` up to `toHour` (excluded). */
   hours(fromHour: number, toHour: number): void {
-    const seen = this.#seen
-    const run = this.#run
-    const marks = this.#marks
-    let count = 0
     this.spans.forEach((span, owner) => {
       const grouped = byGroup(span)
       const wanted = grouped ? span.wantedGroups : span.wanted
       const hours = hoursOf(span)
       const { bits, words } = hours
-      const { groupOf, groupsBefore } = span
       const offset = this.#offsets[owner] as number
       eachNode(hours, fromHour, toHour, (node) => {
         const base = node * words
         for (let word = 0; word < words; word++) {
-          let set = bits[base + word] as number
-          if (wanted) set &= wanted[word] as number
-          const held = seen[offset + word] as number
-          set &= ~held
-          if (set === 0) continue
-          run?.undo.push(offset + word, held)
-          seen[offset + word] = held | set
-          if (grouped) count += bitCount(set)
-          else
-            for (; set !== 0; set &= set - 1) {
-              const group = groupsBefore + (groupOf[word * 32 + 31 - Math.clz32(set & -set)] as number)
-              if (!marks.mark(group)) continue
-              run?.fresh.push(group)
-              count++
-            }
+          const set = (bits[base + word] as number) & (wanted ? (wanted[word] as number) : -1)
+          if (set !== 0) this.#read(span, grouped, offset, word, set)
         }
       })
     })
-    this.count += count
+  }
+
+  /**
+   * Reads bits `set` of the span's word `word` (its groups', or its series' when `grouped` is false): those
+   * not read before are now, and their groups are met.
+   */
+  #read(span: WindowSpan, grouped: boolean, offset: number, word: number, set: number): void {
+    const held = this.#seen[offset + word] as number
+    let unread = set & ~held
+    if (unread === 0) return
+    this.#run?.undo.push(offset + word, held)
+    this.#seen[offset + word] = held | unread
+    if (grouped) {
+      this.count += bitCount(unread)
+      return
+    }
+    for (; unread !== 0; unread &= unread - 1) {
+      const group =
+        span.groupsBefore + (span.groupOf[word * 32 + 31 - Math.clz32(unread & -unread)] as number)
+      if (!this.#marks.mark(group)) continue
+      this.#run?.fresh.push(group)
+      this.count++
+    }
   }
 
   /**
@@ -371,8 +365,8 @@ class WindowMeeting {
    * and the tail its runs did not read, in the same run.
    */
   total(): number {
-    this.hours(this.hoursRead, this.window.toHour)
-    if (!this.tailRead) this.walk(this.window.wholeTo, this.end)
+    this.hours(this.#hoursRead, this.window.toHour)
+    if (!this.#tailRead) this.walk(this.window.wholeTo, this.end)
     return this.before + this.count
   }
 }
