@@ -841,13 +841,16 @@ function startsOfMarked(
   to: number,
   room: number,
 ): Float64Array {
-  const starts = new Float64Array(room)
+  // Every start is written and kept only where its place is marked (the count moves by the mark): with half
+  // the places marked, a branch on the mark was mispredicted every other slot and took twice as long.
+  const starts = new Float64Array(room + 1)
   let at = 0
   for (let nth = from; nth < to; nth++) {
     const value = packed[nth] as number
-    if (marked[placeUnpacked(value)] === 1) starts[at++] = secondUnpacked(value) * 1000
+    starts[at] = secondUnpacked(value) * 1000
+    at += marked[placeUnpacked(value)] as number
   }
-  return at === room ? starts : starts.subarray(0, at)
+  return starts.subarray(0, at)
 }
 
 /** One publisher's share of a page walked by start: its slot id prefix, its series' starts and their members. */
