@@ -28,8 +28,11 @@ let feedDir: string
 let db: Db
 let syncedAt = Date.parse(DEFAULT_NOW)
 
-/** About 10,000 slots over four days around DEFAULT_NOW, on whole hours and between them, many sharing a start. */
-function writeSlots(dir: string, seed: number) {
+/**
+ * About 10,000 slots over four days around DEFAULT_NOW, on whole hours and between them, many sharing a
+ * start; `shift` ms after them all.
+ */
+function writeSlots(dir: string, seed: number, shift = 0) {
   let state = seed
   const next = () => {
     state = (state * 1_103_515_245 + 12_345) % 2 ** 31
@@ -39,7 +42,7 @@ function writeSlots(dir: string, seed: number) {
   const lines: string[] = []
   for (let n = 0; n < 10_000; n++) {
     // Quarter hours: every fourth start is on the hour, and each start is shared by several slots.
-    const start = base + Math.floor(next() * 4 * 24 * 4) * 900_000
+    const start = base + Math.floor(next() * 4 * 24 * 4) * 900_000 + shift
     const patientType = PATIENT_TYPES[Math.floor(next() * PATIENT_TYPES.length)]
     lines.push(
       JSON.stringify({
@@ -198,13 +201,15 @@ beforeAll(async () => {
   server = await startTestServer({ plan: 'scale' })
   db = server.server.db
   feedDir = mkdtempSync(join(tmpdir(), 'svc-deep-'))
-  for (const [slug, seed] of [
-    ['one', 1],
+  for (const [slug, seed, shift] of [
+    ['one', 1, 0],
     // Slots sharing a start are in id order: 'one-2:…' before 'one:…', though 'one' sorts before 'one-2'.
-    ['one-2', 2],
+    ['one-2', 2, 0],
+    // Starts not in whole seconds cannot be packed with their series' places: found from each series' starts.
+    ['odd', 4, 500],
   ] as const) {
     writeStu1Feed(join(feedDir, slug))
-    writeSlots(join(feedDir, slug), seed)
+    writeSlots(join(feedDir, slug), seed, shift)
     addPublisher(db, { slug, manifestUrl: join(feedDir, slug, '$bulk-publish') })
     await sync(slug)
   }

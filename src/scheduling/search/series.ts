@@ -275,6 +275,24 @@ export function traitsOf(series: Series): number {
   return traits | (accepting << ACCEPTING_SHIFT)
 }
 
+/**
+ * The traits a search by traits alone tests (`traitsTest`) as a number below TRAIT_CLASSES: whether the
+ * series is virtual, and its patient type. A publisher keeps its starts by class (slotIndex.ts), so that
+ * such a search reads the classes it wants instead of gathering its series' starts.
+ */
+const PATIENT_TYPES = ACCEPTING_PATIENTS.length + 1
+export const TRAIT_CLASSES = 2 * PATIENT_TYPES
+
+export function traitClass(traits: number): number {
+  return ((traits & TRAIT.virtual) !== 0 ? PATIENT_TYPES : 0) + (traits >>> ACCEPTING_SHIFT)
+}
+
+/** The traits a test of trait filters (`traitsTest`) reads of a series of the class. */
+export function classTraits(traitClass: number): number {
+  const virtual = traitClass >= PATIENT_TYPES ? TRAIT.virtual : 0
+  return virtual | ((traitClass % PATIENT_TYPES) << ACCEPTING_SHIFT)
+}
+
 /** The conditions of the filters settled on a series' traits, as one test; undefined when there are none. */
 export function traitsTest(wanted: Wanted): ((traits: number) => boolean) | undefined {
   const tests: ((traits: number) => boolean)[] = []

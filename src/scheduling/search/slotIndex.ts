@@ -14,6 +14,7 @@ import {
   skipAhead,
   startsBegin,
   startsEnd,
+  startsByClassSteps,
   startsTogether,
   startsTogetherSteps,
   type SyncStarts,
@@ -54,6 +55,9 @@ import {
   seriesTest,
   listedFiltersAmongTraits,
   soleListFilter,
+  classTraits,
+  TRAIT_CLASSES,
+  traitClass,
   traitsOf,
   traitsOnlyKey,
   traitsTest,
@@ -92,14 +96,6 @@ const LOAD_ROWS = 128
  * series tallied (a binary search in its starts).
  */
 const WALK_PER_SERIES = 8
-/**
- * Trait sources a publisher keeps (`traitSource`), the least recently used let go first: each holds up to a
- * start (8 bytes) per slot of the status, and keys and statuses combine into dozens (2,000,000 slots: ~10 MB
- * a key for isVirtual=false, ~50 MB for the eleven keys of free slots together). Eleven keys are every
- * combination of the two traits: with eight kept, searches over them in turn made each again (10-23 ms,
- * the p99 of most trait searches in the sweep).
- */
-const TRAIT_SOURCES_KEPT = 16
 /**
  * Slots a window search over a union of lists may walk per series listed (`listedSources`): a slot walked
  * costs ~25 ns (its place unpacked, a byte looked up, its start kept), a series counted two binary searches
@@ -186,7 +182,12 @@ class PublisherSeries {
    * search by traits alone wants.
    */
   readonly #traitMasks = new Map<string, WantedPlaces>()
-  readonly #traitSeries = new Map<string, RunSource | null>()
+  /** Per status and trait filters: the series meeting them as a page's source (`traitSource`). */
+  readonly #traitSources = new Map<string, RunSource | null>()
+  /** Per place, its series' trait class (`traitClass`), made by the first search by traits alone. */
+  #classes: Uint8Array | undefined
+  /** Per status, made with `#servedStarts` (or by the first search by traits alone): its starts by trait class. */
+  readonly #classStarts: (Float64Array[] | undefined)[] = []
   /** A mark per place, all clear between searches, and room for every place: what a union of lists is taken with. */
   #marks: Uint8Array | undefined
   #gathered: Int32Array | undefined
@@ -279,6 +280,8 @@ class PublisherSeries {
         ? yield* hourBitsSteps(packed, this.groups, (place) => groupPlaces[place] as number)
         : undefined
       const seriesHours = packed ? yield* hourBitsSteps(packed, this.all.length, (place) => place) : undefined
+      if (packed)
+        this.#classStarts[status] = yield* startsByClassSteps(packed, this.#traitClasses(), TRAIT_CLASSES)
       this.#packedStarts[status] = packed ?? null
       this.#hourBits[status] = groupHours && seriesHours ? { groupHours, seriesHours } : null
       this.#servedStarts[status] = sorted
@@ -724,8 +727,8 @@ class PublisherSeries {
 
   /**
    * For a search whose only series filters are traits (`key`, `test`): the series meeting them that hold
-   * slots of the status, as a page's source (their starts together and their members in its part), kept
-   * by key and status (TRAIT_SOURCES_KEPT at most); null when none does.
+   * slots of the status, as a page's source (their members in its part, and the starts of the trait classes
+   * they make up: `classStarts`), kept by key and status; null when none does.
    */
   traitSource(
     db: Db,
@@ -734,39 +737,43 @@ class PublisherSeries {
     status: number,
     test: (traits: number) => boolean,
   ): RunSource | null {
-    const kept = this.#traitSeries.get(`${status} ${key}`)
-    if (kept !== undefined) {
-      // Kept in the order last used: the oldest goes first.
-      this.#traitSeries.delete(`${status} ${key}`)
-      this.#traitSeries.set(`${status} ${key}`, kept)
-      return kept
-    }
+    const kept = this.#traitSources.get(`${status} ${key}`)
+    if (kept !== undefined) return kept
     const bit = 1 << status
-    const statuses = SLOT_STATUSES.length
-    const places: number[] = []
     const marked = new Uint8Array(this.all.length)
-    let slots = 0
     this.traits.forEach((traits, place) => {
-      if (!(traits & bit) || !test(traits)) return
-      places.push(place)
-      marked[place] = 1
-      slots += this.counts[place * statuses + status] as number
+      if (traits & bit && test(traits)) marked[place] = 1
     })
     const members = this.#membersOf(marked, slug)
-    // From its served starts packed with their places (already in order, a pass over them) where it has
-    // them: merging the series' starts took ~100 ms for 50 publishers, a search's wait.
-    this.servedStarts(db, status)
-    const packed = this.#packedStarts[status]
-    const starts = packed
-      ? startsOfMarked(packed, marked, 0, packed.length, slots)
-      : this.listStarts(db, places, status)
-    const source = members ? { prefix: slotIdPrefix(slug), members, starts: [starts] } : null
-    this.#traitSeries.set(`${status} ${key}`, source)
-    for (const [oldest] of this.#traitSeries) {
-      if (this.#traitSeries.size <= TRAIT_SOURCES_KEPT) break
-      this.#traitSeries.delete(oldest)
-    }
+    const starts = this.classStarts(db, status).filter(
+      (list, traitClass) => list.length > 0 && test(classTraits(traitClass)),
+    )
+    const source = members ? { prefix: slotIdPrefix(slug), members, starts } : null
+    this.#traitSources.set(`${status} ${key}`, source)
     return source
+  }
+
+  /**
+   * Its served starts of the status by trait class (`traitClass`), each ascending: made with its served
+   * starts from their packed form, or else, by the first search by traits alone, from its series' starts.
+   */
+  classStarts(db: Db, status: number): Float64Array[] {
+    this.servedStarts(db, status)
+    let lists = this.#classStarts[status]
+    if (!lists) {
+      const classes = this.#traitClasses()
+      const ids = Array.from({ length: TRAIT_CLASSES }, (): number[] => [])
+      classes.forEach((traitClass, place) => ids[traitClass]?.push(this.ids[place] as number))
+      const starts = this.starts(db, status)
+      lists = ids.map((list) => startsTogether(starts, list))
+      this.#classStarts[status] = lists
+    }
+    return lists
+  }
+
+  #traitClasses(): Uint8Array {
+    this.#classes ??= Uint8Array.from(this.traits, traitClass)
+    return this.#classes
   }
 
   /**

@@ -212,6 +212,34 @@ export function* packedStartsSteps(
   return yield* sortedSteps(packed)
 }
 
+/**
+ * The starts of packed starts (`packedStartsSteps`) by class, each class's ascending: `classOf` gives each
+ * packed place's class (below `classes`). Two passes, the classes' sizes first: a pause every MERGE_STEP.
+ */
+export function* startsByClassSteps(
+  packed: Float64Array,
+  classOf: Uint8Array,
+  classes: number,
+): Steps<Float64Array[]> {
+  const sizes = new Int32Array(classes)
+  for (let at = 0; at < packed.length; at++) {
+    if (at % MERGE_STEP === 0) yield
+    const nth = classOf[placeUnpacked(packed[at] as number)] as number
+    sizes[nth] = (sizes[nth] as number) + 1
+  }
+  const lists = Array.from(sizes, (size) => new Float64Array(size))
+  const filled = new Int32Array(classes)
+  for (let at = 0; at < packed.length; at++) {
+    if (at % MERGE_STEP === 0) yield
+    const value = packed[at] as number
+    const nth = classOf[placeUnpacked(value)] as number
+    const into = filled[nth] as number
+    ;(lists[nth] as Float64Array)[into] = secondUnpacked(value) * 1000
+    filled[nth] = into + 1
+  }
+  return lists
+}
+
 /** The starts of packed starts (`packedStartsSteps`), in their order: a pause every MERGE_STEP. */
 export function* unpackedSteps(packed: Float64Array): Steps<Float64Array> {
   const starts = new Float64Array(packed.length)
