@@ -10,6 +10,7 @@ import { startServer } from '../src/app/server.js'
 import { openDatabase } from '../src/app/store.js'
 import { addPublisher } from '../src/scheduling/publishers.js'
 import { runCliMeasured } from '../test/support/cli.js'
+import { getOk } from './lib/fhirQueries.js'
 import { formatTable, median, verdict } from './lib/load.js'
 import { FEED_START, generateKeptFeed, SHAPE, startFeedProcess } from './lib/slotFeed.js'
 
@@ -67,11 +68,7 @@ export async function run(args: string[]): Promise<void> {
       await resolveAppConfig({ db: dbPath, port: 0, host: '127.0.0.1' }, { SVC_ANSWER_CACHE_MB: '0' }),
       () => FEED_START,
     )
-    const get = async (path: string) => {
-      const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
-      await response.arrayBuffer()
-      if (response.status !== 200) throw new Error(`${path}: ${response.status}`)
-    }
+    const get = (path: string) => getOk(`${server.url}${path}`, key)
     try {
       for (const path of SEARCHES) await get(path)
       const held = new Map<string, number[]>(SEARCHES.map((path) => [path, []]))

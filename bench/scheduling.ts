@@ -22,7 +22,8 @@ import {
   TOTAL_SLOTS,
 } from './lib/slotFeed.js'
 import { serverTimes } from './lib/fhirQueries.js'
-import { sweepShapes } from './lib/schedulingSweep.js'
+import { builtRevisions } from './lib/builtRevisions.js'
+import { type ComparedServer, compareShapes, sweepShapes } from './lib/schedulingSweep.js'
 
 const SYNC_GOAL_SLOTS_PER_S = 150_000
 const RSS_GOAL_MB = 300
@@ -173,6 +174,31 @@ async function syncFeed(
   return { seconds, written, syncRate, rssMb: rss, sizeMb }
 }
 
+/** `--against`: the sweep's shapes on `revision` and on this checkout, cold, interleaved (compareShapes). */
+async function compareWith(revision: string, dbPath: string, only: string | undefined) {
+  const { base, current, dispose } = await builtRevisions(revision)
+  const sides: ComparedServer[] = []
+  try {
+    for (const [name, built] of [
+      ['base', base],
+      ['current', current],
+    ] as const) {
+      const setup = openDatabase(dbPath)
+      const org = createOrganization(setup, { slug: `bench-${name}-${Date.now()}`, plan: 'scale' })
+      const { key } = createKey(setup, { org: org.slug })
+      setup.close()
+      const options = { db: dbPath, port: 0, host: '127.0.0.1' }
+      const server = await built.startServer(options, { SVC_ANSWER_CACHE_MB: '0' }, clock)
+      sides.push({ label: built.label, server, key, org: org.id })
+    }
+    const result = await compareShapes(sides as [ComparedServer, ComparedServer], only)
+    console.log(`\nRESULT ${JSON.stringify(result)}`)
+  } finally {
+    for (const { server } of sides) await server.close()
+    dispose()
+  }
+}
+
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -194,6 +220,9 @@ export async function run(args: string[]): Promise<void> {
       only: { type: 'string' },
       // Every filter alone and in pairs over the three listings, cold, instead of the query set (~5 min).
       sweep: { type: 'boolean', default: false },
+      // The sweep's shapes (with --only, those matching) on this checkout and on a revision built beside it
+      // (a commit, branch or tag), each query sent to both in turn: `--db <kept> --against main --only slots`.
+      against: { type: 'string' },
     },
   })
   const durationSeconds = Number(values.duration)
@@ -211,6 +240,10 @@ export async function run(args: string[]): Promise<void> {
     const sync = feed ? await syncFeed(feed.url, dbPath, publishers, values['as-one']) : undefined
     if (!sync) console.log(`Sync skipped: querying ${dbPath} as an earlier run left it.`)
     if (values['sync-only']) return
+    if (values.against !== undefined) {
+      await compareWith(values.against, dbPath, values.only)
+      return
+    }
     const setup = openDatabase(dbPath)
     // A reused database keeps the organizations of earlier runs.
     const org = `bench-${Date.now()}`

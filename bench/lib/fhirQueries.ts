@@ -27,6 +27,13 @@ export function unlimitedBenchKey(db: Db): string {
   return createKey(db, { org }).key
 }
 
+/** A GET with the key, its body read whole; throws unless it answers 200. */
+export async function getOk(url: string, key: string): Promise<void> {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
+  await response.arrayBuffer()
+  if (response.status !== 200) throw new Error(`${url}: ${response.status}`)
+}
+
 /**
  * Server time of `requests` requests sent one at a time, `paths` in turn, each as the server measured it in
  * its request log (from the first middleware to the response sent), not as the client saw it; fewer when
@@ -42,10 +49,7 @@ export async function serverTimes(
   const after = server.live.prepare('SELECT coalesce(max(rowid), 0) FROM request_log').pluck().get()
   const stopAt = performance.now() + budgetMs
   for (let sent = 0; sent < requests && performance.now() < stopAt; sent++) {
-    const path = paths[sent % paths.length] as string
-    const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
-    await response.arrayBuffer()
-    if (response.status !== 200) throw new Error(`${path}: ${response.status}`)
+    await getOk(`${server.url}${paths[sent % paths.length]}`, key)
   }
   await server.flush()
   const times = server.live

@@ -1,6 +1,6 @@
 import type { RunningServer } from '../../src/app/server.js'
-import { serverTimes } from './fhirQueries.js'
-import { formatTable } from './load.js'
+import { getOk, serverTimes } from './fhirQueries.js'
+import { formatTable, percentile } from './load.js'
 import { seededRandom } from './random.js'
 import { FEED_START, locationOf, npiOf, SERVICE_TYPES, SHAPE, SPECIALTIES, STATES } from './slotFeed.js'
 
@@ -60,6 +60,35 @@ const CLASHES = [
   ['window (6 h)', 'startBefore'],
 ]
 
+/** Every filter alone and in pairs (no two that set one parameter), each a name of `filterDraws`. */
+function sweptShapes(names: readonly string[]): string[][] {
+  const clash = (a: string, b: string) =>
+    CLASHES.some(([x, y]) => (x === a && y === b) || (x === b && y === a))
+  const shapes: string[][] = [[], ...names.map((name) => [name])]
+  names.forEach((a, at) => {
+    for (const b of names.slice(at + 1)) if (!clash(a, b)) shapes.push([a, b])
+  })
+  return shapes
+}
+
+/** The sweep's shapes over each listing, by label, and `count` paths of a shape with values drawn anew. */
+function sweep() {
+  const draws = filterDraws(seededRandom(20261128))
+  const shapes = ENDPOINTS.flatMap((endpoint) =>
+    sweptShapes(Object.keys(draws)).map((shape) => ({
+      endpoint,
+      shape,
+      label: `${endpoint}: ${shape.join(' + ') || 'no filter'}`,
+    })),
+  )
+  const pathsOf = ({ endpoint, shape }: { endpoint: string; shape: string[] }, count: number) =>
+    Array.from(
+      { length: count },
+      () => `/v1/scheduling/${endpoint}?${shape.map((name) => (draws[name] as () => string)()).join('&')}`,
+    )
+  return { shapes, pathsOf }
+}
+
 /**
  * Issue 13's "every query shape": each filter alone and in pairs, over the three listings, on a cold server
  * (`server` started with the answer cache off). Prints how many shapes miss the p50 and p99 goals and the
@@ -70,29 +99,15 @@ export async function sweepShapes(
   key: string,
   goals: { p50: number; p99: number },
 ): Promise<{ shape: string; p50: number; p99: number }[]> {
-  const draws = filterDraws(seededRandom(20261128))
-  const names = Object.keys(draws)
-  const clash = (a: string, b: string) =>
-    CLASHES.some(([x, y]) => (x === a && y === b) || (x === b && y === a))
-  const shapes: string[][] = [[], ...names.map((name) => [name])]
-  names.forEach((a, at) => {
-    for (const b of names.slice(at + 1)) if (!clash(a, b)) shapes.push([a, b])
-  })
-  const pathsOf = (endpoint: string, shape: string[], count: number) =>
-    Array.from(
-      { length: count },
-      () => `/v1/scheduling/${endpoint}?${shape.map((name) => (draws[name] as () => string)()).join('&')}`,
-    )
+  const { shapes, pathsOf } = sweep()
   // One pass first, so that no shape pays for what the first search of its kind makes.
-  for (const endpoint of ENDPOINTS)
-    for (const shape of shapes)
-      await serverTimes(server, key, pathsOf(endpoint, shape, WARMUP_SAMPLES), { requests: WARMUP_SAMPLES })
+  for (const shape of shapes)
+    await serverTimes(server, key, pathsOf(shape, WARMUP_SAMPLES), { requests: WARMUP_SAMPLES })
   const figures: { shape: string; p50: number; p99: number }[] = []
-  for (const endpoint of ENDPOINTS)
-    for (const shape of shapes) {
-      const times = await serverTimes(server, key, pathsOf(endpoint, shape, SAMPLES), { requests: SAMPLES })
-      figures.push({ shape: `${endpoint}: ${shape.join(' + ') || 'no filter'}`, ...times })
-    }
+  for (const shape of shapes) {
+    const times = await serverTimes(server, key, pathsOf(shape, SAMPLES), { requests: SAMPLES })
+    figures.push({ shape: shape.label, ...times })
+  }
   const missed = figures.filter(({ p50, p99 }) => p50 >= goals.p50 || p99 >= goals.p99)
   console.log(
     `\nSweep: ${figures.length} shapes (every filter alone and in pairs, ${ENDPOINTS.length} listings), ${SAMPLES} queries each with values drawn anew, cold.`,
@@ -109,4 +124,77 @@ export async function sweepShapes(
       ),
     )
   return figures
+}
+
+/** A server of the comparison, and the organization its requests are logged under. */
+export interface ComparedServer {
+  label: string
+  server: RunningServer
+  key: string
+  org: number
+}
+
+/** Queries per shape in a comparison: each sent to both servers. */
+const COMPARED_SAMPLES = 40
+
+/**
+ * The sweep's shapes (those whose label holds `only`, if given) on two cold servers in one process, each
+ * query sent to both in turn, the first of the two alternating: both meet the same moment of a shared,
+ * noisy machine, so their ratio holds where either's figure alone moves by a fifth or more between runs.
+ * Server times per organization from the one request log the two share. Prints each shape's p50s and ratio
+ * (second / first), worst first, and their geometric mean.
+ */
+export async function compareShapes(sides: [ComparedServer, ComparedServer], only: string | undefined) {
+  const { shapes, pathsOf } = sweep()
+  const chosen = shapes.filter(({ label }) => only === undefined || label.includes(only))
+  const [first, second] = sides
+  const log = first.server.live
+  type Times = { p50: number; p99: number }
+  const rows: { label: string; times: [Times, Times]; ratio: number }[] = []
+  for (const shape of chosen) {
+    const paths = pathsOf(shape, WARMUP_SAMPLES + COMPARED_SAMPLES)
+    for (const side of sides) await side.server.flush()
+    const after = log.prepare('SELECT coalesce(max(rowid), 0) FROM request_log').pluck().get() as number
+    for (const [nth, path] of paths.entries())
+      for (const { server, key } of nth % 2 === 0 ? sides : [second, first])
+        await getOk(`${server.url}${path}`, key)
+    for (const side of sides) await side.server.flush()
+    const times = sides.map(({ org }) => {
+      const all = log
+        .prepare('SELECT duration_ms FROM request_log WHERE rowid > ? AND org_id = ? ORDER BY rowid')
+        .pluck()
+        .all(after, org) as number[]
+      const measured = all.slice(WARMUP_SAMPLES).sort((a, b) => a - b)
+      return { p50: percentile(measured, 50), p99: percentile(measured, 99) }
+    }) as [Times, Times]
+    rows.push({ label: shape.label, times, ratio: times[1].p50 / times[0].p50 })
+  }
+  const geomean = Math.exp(rows.reduce((sum, { ratio }) => sum + Math.log(ratio), 0) / rows.length)
+  console.log(
+    `\n${rows.length} shapes, ${COMPARED_SAMPLES} queries each (values drawn anew), each sent to both servers in turn, cold.`,
+  )
+  console.log(
+    formatTable(
+      [
+        'shape',
+        `${first.label} p50`,
+        `${second.label} p50`,
+        'ratio',
+        `${first.label} p99`,
+        `${second.label} p99`,
+      ],
+      rows
+        .toSorted((a, b) => b.ratio - a.ratio)
+        .map(({ label, times: [a, b], ratio }) => [
+          label,
+          a.p50.toFixed(2),
+          b.p50.toFixed(2),
+          ratio.toFixed(2),
+          a.p99.toFixed(1),
+          b.p99.toFixed(1),
+        ]),
+    ),
+  )
+  console.log(`geometric mean of the ratios: ${geomean.toFixed(3)}`)
+  return { shapes: rows, geomean }
 }
