@@ -184,7 +184,7 @@ class PublisherSeries {
   readonly #traitMasks = new Map<string, WantedPlaces>()
   /** Per status and trait filters: the series meeting them as a page's source (`traitSource`). */
   readonly #traitSources = new Map<string, RunSource | null>()
-  /** Per place, its series' trait class (`traitClass`), made by the first search by traits alone. */
+  /** Per place, its series' trait class (`traitClass`), made with the first starts by class. */
   #classes: Uint8Array | undefined
   /** Per status, made with `#servedStarts` (or by the first search by traits alone): its starts by trait class. */
   readonly #classStarts: (Float64Array[] | undefined)[] = []
@@ -755,7 +755,8 @@ class PublisherSeries {
 
   /**
    * Its served starts of the status by trait class (`traitClass`), each ascending: made with its served
-   * starts from their packed form, or else, by the first search by traits alone, from its series' starts.
+   * starts from their packed form, or else, once per status by the first search by traits alone, merged from
+   * its series' starts.
    */
   classStarts(db: Db, status: number): Float64Array[] {
     this.servedStarts(db, status)
@@ -763,7 +764,7 @@ class PublisherSeries {
     if (!lists) {
       const classes = this.#traitClasses()
       const ids = Array.from({ length: TRAIT_CLASSES }, (): number[] => [])
-      classes.forEach((traitClass, place) => ids[traitClass]?.push(this.ids[place] as number))
+      classes.forEach((traitClass, place) => (ids[traitClass] as number[]).push(this.ids[place] as number))
       const starts = this.starts(db, status)
       lists = ids.map((list) => startsTogether(starts, list))
       this.#classStarts[status] = lists
@@ -838,8 +839,8 @@ export interface PageRun {
 }
 
 /**
- * The starts (ms) of the packed starts from `packed[from]` to `packed[to - 1]` whose place is marked, in
- * their order: at most `room` of them.
+ * The starts (ms) of the packed starts from `packed[from]` to `packed[to - 1]` whose place is marked (1;
+ * any other place 0), in their order: at most `room` of them.
  */
 function startsOfMarked(
   packed: Float64Array,
