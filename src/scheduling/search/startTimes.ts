@@ -391,7 +391,9 @@ export function offsetStart(
  * at or after it.
  */
 export function countBefore(starts: Float64Array, moment: number, from = 0, to = starts.length): number {
-  let lo = from
+  // Searches from now mostly meet series whose starts all lie ahead: one read settles those.
+  if (from >= to || (starts[from] as number) >= moment) return from
+  let lo = from + 1
   let hi = to
   while (lo < hi) {
     const mid = (lo + hi) >> 1
