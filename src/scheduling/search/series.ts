@@ -278,7 +278,8 @@ export function traitsOf(series: Series): number {
 /**
  * The traits a search by traits alone tests (`traitsTest`) as a number below TRAIT_CLASSES: whether the
  * series is virtual, and its patient type. A publisher keeps its starts by class (slotIndex.ts), so that
- * such a search reads the classes it wants instead of gathering its series' starts.
+ * such a search reads the classes it wants instead of gathering its series' starts, and tests a series'
+ * traits by its class (`classesPassing`): a trait filter on anything else needs a class of its own.
  */
 const PATIENT_TYPES = ACCEPTING_PATIENTS.length + 1
 export const TRAIT_CLASSES = 2 * PATIENT_TYPES
@@ -291,6 +292,14 @@ export function traitClass(traits: number): number {
 export function classTraits(traitClass: number): number {
   const virtual = traitClass >= PATIENT_TYPES ? TRAIT.virtual : 0
   return virtual | ((traitClass % PATIENT_TYPES) << ACCEPTING_SHIFT)
+}
+
+/** The trait classes whose series pass a test of trait filters (`traitsTest`), a bit each. */
+export function classesPassing(test: (traits: number) => boolean): number {
+  let classes = 0
+  for (let traitClass = 0; traitClass < TRAIT_CLASSES; traitClass++)
+    if (test(classTraits(traitClass))) classes |= 1 << traitClass
+  return classes
 }
 
 /** The conditions of the filters settled on a series' traits, as one test; undefined when there are none. */

@@ -55,6 +55,7 @@ import {
   seriesTest,
   listedFiltersAmongTraits,
   soleListFilter,
+  classesPassing,
   classTraits,
   TRAIT_CLASSES,
   traitClass,
@@ -778,12 +779,15 @@ class PublisherSeries {
   }
 
   /**
-   * Whether the series at a place of the candidates meets the filters: first on its packed traits, then,
-   * for a filter neither its lists nor they settle, on the series itself.
+   * Whether the series at a place of the candidates meets the filters: first by its trait class, then, for
+   * a filter neither its lists nor its traits settle, on the series itself.
    */
-  tester({ packed, rest }: FilterTests): (place: number) => boolean {
-    const { traits, all } = this
-    return (place) => (!packed || packed(traits[place] as number)) && (!rest || rest(all[place] as Series))
+  tester({ classes, rest }: FilterTests): (place: number) => boolean {
+    const { all } = this
+    const classOf = this.#traitClasses()
+    return (place) =>
+      (classes === undefined || ((classes >>> (classOf[place] as number)) & 1) === 1) &&
+      (!rest || rest(all[place] as Series))
   }
 }
 
@@ -796,18 +800,24 @@ interface SlotsFrom {
 
 /** The tests of a search's filters once its candidates are found through `met` (series.ts). */
 interface FilterTests {
-  packed: ((traits: number) => boolean) | undefined
+  /**
+   * The trait classes meeting the trait filters, a bit each (`classesPassing`; undefined: none asked): one
+   * shift per series where calling the filters' tests on its traits was a third of marking 16,000 listed
+   * series.
+   */
+  classes: number | undefined
   rest: ((series: Series) => boolean) | undefined
 }
 
 /** The filters' tests, made once per search and per filter the lists met, not once per publisher. */
 function filterTests(wanted: Wanted): (met: IndexedFilter | undefined) => FilterTests {
-  const packed = traitsTest(wanted)
+  const traits = traitsTest(wanted)
+  const classes = traits && classesPassing(traits)
   const byMet = new Map<IndexedFilter | undefined, FilterTests>()
   return (met) => {
     let tests = byMet.get(met)
     if (!tests) {
-      tests = { packed, rest: seriesTest(wanted, met) }
+      tests = { classes, rest: seriesTest(wanted, met) }
       byMet.set(met, tests)
     }
     return tests
@@ -1716,7 +1726,7 @@ export class SlotIndex {
       const fewest = indexed.fewestListed(names, wanted)
       if (!fewest || fewest.places === 0) continue
       const tests = testsFor(fewest.filter)
-      const test = tests.packed || tests.rest ? indexed.tester(tests) : undefined
+      const test = tests.classes !== undefined || tests.rest ? indexed.tester(tests) : undefined
       publishers.push({ slug, indexed, lists: fewest.lists, test })
     }
     return publishers
