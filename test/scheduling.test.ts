@@ -406,6 +406,32 @@ describe('kept answers through changes to other publishers', () => {
   })
 })
 
+describe('values no served publisher lists', () => {
+  it('name nothing while none does, and are found again once a publisher listing them is served again', async () => {
+    const other = openDatabase(server.dbPath)
+    const change = async (enabled: boolean) => {
+      setPublisherEnabled(other, 'stu1', enabled)
+      await new Promise(setImmediate)
+    }
+    // stu1 alone lists flu; no publisher lists the other value.
+    const paths = ['slots', 'provider-locations'].map(
+      (listing) => `/v1/scheduling/${listing}?serviceTypeCode=no-such-code,flu`,
+    )
+    try {
+      const totals = await Promise.all(paths.map(async (path) => (await api(path)).total))
+      expect(totals.every((total) => total > 0)).toBe(true)
+      await change(false)
+      for (const path of paths) expect((await api(path)).total).toBe(0)
+      // The answers kept while stu1 was not served do not hold once it is again.
+      await change(true)
+      for (const [nth, path] of paths.entries()) expect((await api(path)).total).toBe(totals[nth])
+    } finally {
+      setPublisherEnabled(other, 'stu1', true)
+      other.close()
+    }
+  })
+})
+
 describe('parameter rules', () => {
   const problem = async (path: string) => {
     const response = await server.get(path, bearer(server.key))

@@ -47,6 +47,7 @@ import {
   type SlotFigures,
 } from './listGroups.js'
 import { sized } from './arrays.js'
+import { ListedValues, type PublisherValues } from './listedValues.js'
 import { RunMarks } from './roundMarks.js'
 import {
   filtersNoSeries,
@@ -1082,6 +1083,15 @@ interface TestedPublisher extends ListedPublisher {
   test: ((place: number) => boolean) | undefined
 }
 
+/** A publisher's values of the filters a search may ask many values of (ListedValues). */
+function valuesOf(indexed: PublisherSeries): PublisherValues {
+  return {
+    serviceTypeCode: indexed.byServiceCode.keys(),
+    specialtyCodes: indexed.bySpecialtyCode.keys(),
+    specialtyTokens: indexed.bySpecialtyToken.keys(),
+  }
+}
+
 /** What is kept for a list (by status), made empty on first use. */
 function keptFor<T>(
   kept: WeakMap<readonly number[], (T | undefined)[]>,
@@ -1150,6 +1160,10 @@ export class SlotIndex {
    * NPIs looked up in each of 50 publishers were a third of the search).
    */
   readonly #npiPublishers = new Map<string, PublisherSeries[]>()
+  readonly #listedValues = new ListedValues()
+  /** The last search's wanted values (`#wanted`), and the filters and served publishers they are of. */
+  #wantedFor:
+    { filters: SeriesFilters; served: ReadonlyMap<string, PublisherSeries>; wanted: Wanted } | undefined
   /** The groups a search in a window met (`groupsInWindow`), by number: kept from one search to the next. */
   readonly #windowMarks = new RunMarks()
 
@@ -1371,7 +1385,7 @@ export class SlotIndex {
     if (sole !== undefined) {
       // One listed filter alone: its lists are the series wanted, marked from them as they are (their union
       // gathered first, then tested series by series, cost such a search 0.5-1 ms more).
-      const wanted = wantedOf(filters)
+      const wanted = this.#wanted(filters)
       const bit = 1 << status
       for (const [, indexed] of this.#searched(filters)) {
         let mask: Int32Array | undefined
@@ -1392,7 +1406,7 @@ export class SlotIndex {
     // NPIs are looked up in the publishers naming them (#matchFiltered): as soon matched as bounded.
     if (traitsKey === undefined && filters.npi === undefined) {
       // As many as the filters' lists can hold: too few are not matched twice (here, then by the tally).
-      const wanted = wantedOf(filters)
+      const wanted = this.#wanted(filters)
       let most = 0
       for (const [, indexed] of this.#searched(filters))
         most += indexed.fewestListed(INDEXED_FILTERS, wanted)?.places ?? indexed.all.length
@@ -1521,7 +1535,7 @@ export class SlotIndex {
     bit: number,
     take: (indexed: PublisherSeries, place: number) => void,
   ): void {
-    const wanted = wantedOf(filters)
+    const wanted = this.#wanted(filters)
     const testsFor = filterTests(wanted)
     const npisOf = wanted.npi && this.#npisByPublisher(wanted.npi)
     for (const [, indexed] of this.#searched(filters)) {
@@ -1605,7 +1619,7 @@ export class SlotIndex {
     for (const filter of WHOLE_FILTERS) {
       if (filters[filter] === undefined) continue
       this.refresh()
-      wanted ??= wantedOf(filters)
+      wanted ??= this.#wanted(filters)
       let whole = true
       for (const [, indexed] of this.#searched(filters)) {
         whole = indexed.namesEvery(filter, wanted)
@@ -1719,7 +1733,7 @@ export class SlotIndex {
     const names = listedFiltersAmongTraits(filters)
     if (names === undefined) return undefined
     this.refresh()
-    const wanted = wantedOf(filters)
+    const wanted = this.#wanted(filters)
     const testsFor = filterTests(wanted)
     const publishers: TestedPublisher[] = []
     for (const [slug, indexed] of this.#searched(filters)) {
@@ -1743,7 +1757,7 @@ export class SlotIndex {
     const filter = soleListFilter(filters)
     if (filter === undefined) return undefined
     this.refresh()
-    const wanted = wantedOf(filters)
+    const wanted = this.#wanted(filters)
     const publishers: ListedPublisher[] = []
     for (const [slug, indexed] of this.#searched(filters)) {
       const lists =
@@ -1943,6 +1957,7 @@ export class SlotIndex {
   #put(slug: string, indexed: PublisherSeries) {
     this.#forget(slug)
     for (const series of indexed.all) this.#byId.set(series.id, series)
+    this.#listedValues.count(valuesOf(indexed), 1)
     for (const npi of indexed.byNpi.keys()) {
       const publishers = this.#npiPublishers.get(npi)
       if (publishers) publishers.push(indexed)
@@ -2007,12 +2022,27 @@ export class SlotIndex {
     return now?.enabled === 1 && now.part === part ? indexed : undefined
   }
 
+  /**
+   * The values a search wants (`wantedOf`), less the listed values no served publisher lists (`ListedValues`):
+   * made once per search, after bringing changed publishers up to date. Not for `answerHolds`, which tests
+   * publishers as they were as well as they are.
+   */
+  #wanted(filters: SeriesFilters): Wanted {
+    this.refresh()
+    const kept = this.#wantedFor
+    if (kept?.filters === filters && kept.served === this.#served) return kept.wanted
+    const wanted = this.#listedValues.known(wantedOf(filters))
+    this.#wantedFor = { filters, served: this.#served, wanted }
+    return wanted
+  }
+
   /** Lets go of the publisher's series by id and of its NPIs (they are replaced or no longer served). */
   #forget(slug: string) {
     const indexed = this.#publishers.get(slug)
     if (!indexed) return
     this.#releaseEntries()
     for (const series of indexed.all) this.#byId.delete(series.id)
+    this.#listedValues.count(valuesOf(indexed), -1)
     for (const npi of indexed.byNpi.keys()) {
       const others = (this.#npiPublishers.get(npi) ?? []).filter((publisher) => publisher !== indexed)
       if (others.length > 0) this.#npiPublishers.set(npi, others)
