@@ -210,6 +210,8 @@ class PublisherSeries {
   readonly #listStarts = new WeakMap<readonly number[], (Float64Array | undefined)[]>()
   readonly #listMembers = new WeakMap<readonly number[], SeriesMask | null>()
   #allPlaces: number[] | undefined
+  /** Its series' lowest and highest id (`#idRange`). */
+  #ids: { lo: number; hi: number } | undefined
   /** The filters a series of it is listed under two values of (a specialty's code and token aside). */
   readonly #manyValued = new Set<IndexedFilter>()
 
@@ -452,38 +454,50 @@ class PublisherSeries {
     test: ((place: number) => boolean) | undefined,
   ): RunSource | null | undefined {
     const sync = this.starts(db, status)
-    const marked = new Uint8Array(this.all.length)
+    const { ids } = this
+    // Marked as members by id over every id of the part (a page's runs read no more rows for it), not by
+    // place and then gathered by id: that was two passes over every place of each publisher a page read.
+    const { lo, hi } = this.#idRange()
+    const members = Buffer.alloc(hi - lo + 1)
     const ranges: number[] = []
     let left = 0
     for (const list of lists) {
       for (const place of list) {
-        if (marked[place] === 0 && (!test || test(place))) {
-          marked[place] = 1
+        const id = ids[place] as number
+        if (members[id - lo] === 0 && (!test || test(place))) {
+          members[id - lo] = 1
           left++
           continue
         }
-        const id = this.ids[place] as number
-        const lo = startsBegin(sync, id)
-        const hi = startsEnd(sync, id)
-        if (lo < hi) ranges.push(lo, hi)
+        const from = startsBegin(sync, id)
+        const to = startsEnd(sync, id)
+        if (from < to) ranges.push(from, to)
       }
     }
     if (left === 0) return null
     if (ranges.length / 2 > left) return undefined
     const starts = lists.map((list) => this.listStarts(db, list, status))
     if (starts.every((each) => each.length === 0)) return null
-    // Made for the publishers a page reads: a pass over every place of each cost a third of a search.
-    let members: SeriesMask | undefined
-    const membersOf = () => this.#membersOf(marked, slug) as SeriesMask
     return {
       prefix: slotIdPrefix(slug),
-      get members() {
-        members ??= membersOf()
-        return members
-      },
+      members: { part: this.part, publisher: slug, lo, hi, members },
       starts,
       less: ranges.length > 0 ? { starts: sync.starts, ranges } : undefined,
     }
+  }
+
+  /** The lowest and highest id of its series. */
+  #idRange(): { lo: number; hi: number } {
+    if (!this.#ids) {
+      let lo = Number.POSITIVE_INFINITY
+      let hi = Number.NEGATIVE_INFINITY
+      for (const id of this.ids) {
+        if (id < lo) lo = id
+        if (id > hi) hi = id
+      }
+      this.#ids = { lo, hi }
+    }
+    return this.#ids
   }
 
   /** A mark per place of the lists' series that pass `test` (undefined: all). */
