@@ -418,12 +418,14 @@ class PublisherSeries {
     slots: number,
   ): RunSource | null {
     const packed = this.#packedStarts[status] as Float64Array
-    const marked = this.#marked(lists, test)
-    const members = this.#membersOf(marked, slug)
-    if (!members) return null
+    // Members by id as the lists are marked: gathering them from the marks was two passes over every place.
+    const ids = this.#idRange()
+    const members = Buffer.alloc(ids.hi - ids.lo + 1)
+    const marked = this.#marked(lists, test, members)
+    if (!members.includes(1)) return null
     return {
       prefix: slotIdPrefix(slug),
-      members,
+      members: { part: this.part, publisher: slug, lo: ids.lo, hi: ids.hi, members },
       starts: [startsOfMarked(packed, marked, lo, lo + slots, slots)],
     }
   }
@@ -500,10 +502,24 @@ class PublisherSeries {
     return this.#ids
   }
 
-  /** A mark per place of the lists' series that pass `test` (undefined: all). */
-  #marked(lists: readonly (readonly number[])[], test?: (place: number) => boolean): Uint8Array {
+  /**
+   * A mark per place of the lists' series that pass `test` (undefined: all); the same marks by id, from its
+   * lowest (`#idRange`), in `members` when given.
+   */
+  #marked(
+    lists: readonly (readonly number[])[],
+    test?: (place: number) => boolean,
+    members?: Buffer,
+  ): Uint8Array {
     const marked = new Uint8Array(this.all.length)
-    for (const list of lists) for (const place of list) if (!test || test(place)) marked[place] = 1
+    const { ids } = this
+    const lo = this.#idRange().lo
+    for (const list of lists)
+      for (const place of list) {
+        if (test && !test(place)) continue
+        marked[place] = 1
+        if (members) members[(ids[place] as number) - lo] = 1
+      }
     return marked
   }
 
