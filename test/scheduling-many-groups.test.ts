@@ -208,12 +208,14 @@ describe('grouped searches over more groups than their tallies first hold', () =
     ] as const) {
       // Every series; half of them (a filter on the series, not the groups: a group's other one is not
       // counted); two thirds of the groups by a trait (not virtual); half of each group's series by a trait
-      // (not taking new patients).
+      // (not taking new patients); the half and a trait, marked from the code's list and tested on the trait.
       for (const [code, virtual, accepting] of [
         [undefined, undefined, undefined],
         ['57', undefined, undefined],
         [undefined, false, undefined],
         [undefined, undefined, 'existptonly'],
+        ['57', false, undefined],
+        ['57', undefined, 'existptonly'],
       ] as const) {
         const expected = plainGroups(from ?? 0, through, { code, virtual, accepting })
         expect(expected.length).toBeGreaterThan(10)

@@ -687,6 +687,23 @@ class PublisherSeries {
     }
   }
 
+  /** Visits every place of the lists once, in the order first listed (a series can be listed under several). */
+  eachListed(lists: readonly (readonly number[])[], visit: (place: number) => void): void {
+    const [only] = lists
+    if (lists.length === 1 && only) {
+      for (const place of only) visit(place)
+      return
+    }
+    const marks = (this.#marks ??= new Uint8Array(this.all.length))
+    for (const list of lists)
+      for (const place of list) {
+        if (marks[place] === 1) continue
+        marks[place] = 1
+        visit(place)
+      }
+    for (const list of lists) for (const place of list) marks[place] = 0
+  }
+
   /**
    * Every place of the lists once, in the order first listed (a series can be listed under several of the
    * values asked for), until the next union of this publisher's lists. Marked by place (a Set of the places
@@ -1496,11 +1513,21 @@ export class SlotIndex {
       this.#foundIn[count] = indexed
       this.#foundAt[count++] = place
     }
+    const listed = this.#listedWith(filters)
     if (filtersNoSeries(filters)) {
       for (const indexed of this.#publishers.values()) {
         const { traits } = indexed
         for (let place = 0; place < traits.length; place++)
           if ((traits[place] as number) & bit) take(indexed, place)
+      }
+    } else if (listed) {
+      // Listed filters and traits: each place of the lists once, tested on the rest, in the order listed
+      // (their union gathered first, in place order, cost a search over 100 service types a third more).
+      for (const { indexed, lists, test } of listed) {
+        const { traits } = indexed
+        indexed.eachListed(lists, (place) => {
+          if ((traits[place] as number) & bit && (!test || test(place))) take(indexed, place)
+        })
       }
     } else this.#matchFiltered(filters, bit, take)
     this.#entries = count
