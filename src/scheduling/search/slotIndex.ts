@@ -211,7 +211,7 @@ class PublisherSeries {
   readonly #listMembers = new WeakMap<readonly number[], SeriesMask | null>()
   #allPlaces: number[] | undefined
   /** Its series' lowest and highest id (`#idRange`). */
-  #ids: { lo: number; hi: number } | undefined
+  #idSpan: { lo: number; hi: number } | undefined
   /** The filters a series of it is listed under two values of (a specialty's code and token aside). */
   readonly #manyValued = new Set<IndexedFilter>()
 
@@ -490,16 +490,16 @@ class PublisherSeries {
 
   /** The lowest and highest id of its series. */
   #idRange(): { lo: number; hi: number } {
-    if (!this.#ids) {
+    if (!this.#idSpan) {
       let lo = Number.POSITIVE_INFINITY
       let hi = Number.NEGATIVE_INFINITY
       for (const id of this.ids) {
         if (id < lo) lo = id
         if (id > hi) hi = id
       }
-      this.#ids = { lo, hi }
+      this.#idSpan = { lo, hi }
     }
-    return this.#ids
+    return this.#idSpan
   }
 
   /**
@@ -1513,23 +1513,25 @@ export class SlotIndex {
       this.#foundIn[count] = indexed
       this.#foundAt[count++] = place
     }
-    const listed = this.#listedWith(filters)
     if (filtersNoSeries(filters)) {
       for (const indexed of this.#publishers.values()) {
         const { traits } = indexed
         for (let place = 0; place < traits.length; place++)
           if ((traits[place] as number) & bit) take(indexed, place)
       }
-    } else if (listed) {
+    } else {
       // Listed filters and traits: each place of the lists once, tested on the rest, in the order listed
       // (their union gathered first, in place order, cost a search over 100 service types a third more).
-      for (const { indexed, lists, test } of listed) {
-        const { traits } = indexed
-        indexed.eachListed(lists, (place) => {
-          if ((traits[place] as number) & bit && (!test || test(place))) take(indexed, place)
-        })
-      }
-    } else this.#matchFiltered(filters, bit, take)
+      const listed = this.#listedWith(filters)
+      if (listed)
+        for (const { indexed, lists, test } of listed) {
+          const { traits } = indexed
+          indexed.eachListed(lists, (place) => {
+            if ((traits[place] as number) & bit && (!test || test(place))) take(indexed, place)
+          })
+        }
+      else this.#matchFiltered(filters, bit, take)
+    }
     this.#entries = count
     this.#entriesFor = { filters, status }
     return count
