@@ -289,7 +289,7 @@ export function traitClass(traits: number): number {
 }
 
 /** The traits a test of trait filters (`traitsTest`) reads of a series of the class. */
-export function classTraits(traitClass: number): number {
+function classTraits(traitClass: number): number {
   const virtual = traitClass >= PATIENT_TYPES ? TRAIT.virtual : 0
   return virtual | ((traitClass % PATIENT_TYPES) << ACCEPTING_SHIFT)
 }

@@ -57,7 +57,6 @@ import {
   listedFiltersAmongTraits,
   soleListFilter,
   classesPassing,
-  classTraits,
   TRAIT_CLASSES,
   traitClass,
   traitsOf,
@@ -418,14 +417,13 @@ class PublisherSeries {
     slots: number,
   ): RunSource | null {
     const packed = this.#packedStarts[status] as Float64Array
-    // Members by id as the lists are marked: gathering them from the marks was two passes over every place.
-    const ids = this.#idRange()
-    const members = Buffer.alloc(ids.hi - ids.lo + 1)
-    const marked = this.#marked(lists, test, members)
-    if (!members.includes(1)) return null
+    const bytes = this.#memberBytes()
+    const marked = this.#marked(lists, test, bytes)
+    const members = this.#membersIn(bytes, slug)
+    if (!members) return null
     return {
       prefix: slotIdPrefix(slug),
-      members: { part: this.part, publisher: slug, lo: ids.lo, hi: ids.hi, members },
+      members,
       starts: [startsOfMarked(packed, marked, lo, lo + slots, slots)],
     }
   }
@@ -434,7 +432,9 @@ class PublisherSeries {
   listSource(db: Db, slug: string, list: readonly number[], status: number): RunSource | null {
     let members = this.#listMembers.get(list)
     if (members === undefined) {
-      members = this.#membersOf(this.#marked([list]), slug) ?? null
+      const bytes = this.#memberBytes()
+      this.#marked([list], undefined, bytes)
+      members = this.#membersIn(bytes, slug) ?? null
       this.#listMembers.set(list, members)
     }
     return members && { prefix: slotIdPrefix(slug), members, starts: [this.listStarts(db, list, status)] }
@@ -457,10 +457,8 @@ class PublisherSeries {
   ): RunSource | null | undefined {
     const sync = this.starts(db, status)
     const { ids } = this
-    // Marked as members by id over every id of the part (a page's runs read no more rows for it), not by
-    // place and then gathered by id: that was two passes over every place of each publisher a page read.
-    const { lo, hi } = this.#idRange()
-    const members = Buffer.alloc(hi - lo + 1)
+    const { lo } = this.#idRange()
+    const members = this.#memberBytes()
     const ranges: number[] = []
     let left = 0
     for (const list of lists) {
@@ -482,7 +480,7 @@ class PublisherSeries {
     if (starts.every((each) => each.length === 0)) return null
     return {
       prefix: slotIdPrefix(slug),
-      members: { part: this.part, publisher: slug, lo, hi, members },
+      members: this.#membersIn(members, slug) as SeriesMask,
       starts,
       less: ranges.length > 0 ? { starts: sync.starts, ranges } : undefined,
     }
@@ -523,21 +521,22 @@ class PublisherSeries {
     return marked
   }
 
-  /** The series at the marked places as members of its part; undefined when none is marked. */
-  #membersOf(marked: Uint8Array, slug: string): SeriesMask | undefined {
-    let lo = Number.POSITIVE_INFINITY
-    let hi = Number.NEGATIVE_INFINITY
-    for (let place = 0; place < marked.length; place++) {
-      if (marked[place] !== 1) continue
-      const id = this.ids[place] as number
-      if (id < lo) lo = id
-      if (id > hi) hi = id
-    }
-    if (hi < lo) return undefined
-    const members = Buffer.alloc(hi - lo + 1)
-    for (let place = 0; place < marked.length; place++)
-      if (marked[place] === 1) members[(this.ids[place] as number) - lo] = 1
-    return { part: this.part, publisher: slug, lo, hi, members }
+  /**
+   * A byte per id over its whole id range (`#idRange`), for a search to mark its members in as it finds them
+   * (`#membersIn`): gathering them by id after marking them by place was two passes over every place of each
+   * publisher a page read, and a page's runs read no more rows for the wider range (it only bounds a test of
+   * the rows at one start).
+   */
+  #memberBytes(): Buffer {
+    const { lo, hi } = this.#idRange()
+    return Buffer.alloc(hi - lo + 1)
+  }
+
+  /** Bytes of `#memberBytes` as members of its part; undefined when none is marked. */
+  #membersIn(bytes: Buffer, slug: string): SeriesMask | undefined {
+    if (!bytes.includes(1)) return undefined
+    const { lo, hi } = this.#idRange()
+    return { part: this.part, publisher: slug, lo, hi, members: bytes }
   }
 
   /**
@@ -789,13 +788,17 @@ class PublisherSeries {
     const kept = this.#traitSources.get(`${status} ${key}`)
     if (kept !== undefined) return kept
     const bit = 1 << status
-    const marked = new Uint8Array(this.all.length)
+    const classes = classesPassing(test)
+    const wanted = (traitClass: number) => ((classes >>> traitClass) & 1) === 1
+    const classOf = this.#traitClasses()
+    const { lo } = this.#idRange()
+    const bytes = this.#memberBytes()
     this.traits.forEach((traits, place) => {
-      if (traits & bit && test(traits)) marked[place] = 1
+      if (traits & bit && wanted(classOf[place] as number)) bytes[(this.ids[place] as number) - lo] = 1
     })
-    const members = this.#membersOf(marked, slug)
+    const members = this.#membersIn(bytes, slug)
     const starts = this.classStarts(db, status).filter(
-      (list, traitClass) => list.length > 0 && test(classTraits(traitClass)),
+      (list, traitClass) => list.length > 0 && wanted(traitClass),
     )
     const source = members ? { prefix: slotIdPrefix(slug), members, starts } : null
     this.#traitSources.set(`${status} ${key}`, source)
